@@ -47,7 +47,7 @@ import os
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, state_flat)
+                      put_buffers, set_parameters, state_flat)
 from torch_common import (Recorder, Unsupported, clone, constant_steps,
                           frozen, main, plan, squared_distance, weights)
 
@@ -73,15 +73,6 @@ def prox(cfg, v_k, ref):
                       for p, r in zip(v_k.parameters(), ref)])
     norm = torch.linalg.vector_norm(diff)
     return lam * norm if norm.item() > 0 else 0.0 * norm
-
-
-def set_parameters(model, global_model):
-    """PFLlib's clientbase.set_parameters: parameters() only, the model's
-    buffers (running statistics) left as they are."""
-    with torch.no_grad():
-        for mine, theirs in zip(model.parameters(),
-                                global_model.parameters()):
-            mine.copy_(theirs)
 
 
 def device_update(prob, rec, t, k, global_model, v_k, batches, own,

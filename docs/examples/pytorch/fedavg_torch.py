@@ -34,17 +34,8 @@ usage: fedavg_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, state_flat)
+                      put_buffers, set_parameters, state_flat)
 from torch_common import Recorder, Unsupported, clone, lr_factor, main, plan
-
-
-def set_parameters(model, global_model):
-    """PFLlib's clientbase.set_parameters: parameters() only, the model's
-    buffers (running statistics) left as they are."""
-    with torch.no_grad():
-        for mine, theirs in zip(model.parameters(),
-                                global_model.parameters()):
-            mine.copy_(theirs)
 
 
 def client_update(prob, rec, t, k, model, batches, trained):

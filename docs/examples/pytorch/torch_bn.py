@@ -55,6 +55,16 @@ def put_buffers(net, values):
             b.copy_(v)
 
 
+def set_parameters(net, global_net):
+    """PFLlib's clientbase.set_parameters (clientbase.py:67-69): copy
+    global_net's parameters() into net, its buffers (the running
+    statistics) left as net last had them: bn.aggregate =
+    parameters_only's client start."""
+    with torch.no_grad():
+        for mine, theirs in zip(net.parameters(), global_net.parameters()):
+            mine.copy_(theirs)
+
+
 class BiasedRunningVar:
     """bn.running_var = biased on a torch BatchNorm module: after torch's
     training forward has moved r_v by ρ (M/(M − 1)) s²_B, take back

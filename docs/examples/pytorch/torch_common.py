@@ -324,7 +324,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # docs/algorithms/fedprox.md: the authors' code and PFLlib
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
-                            "lr.count": "trainings"},
+                            "lr.count": "trainings",
+                            "bn.aggregate": "parameters_only"},
     # docs/algorithms/scaffold.md: PFLlib's option II with its undecayed η
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
