@@ -329,7 +329,9 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     # docs/algorithms/scaffold.md: PFLlib's option II with its undecayed η
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
-                             "lr.count": "trainings"},
+                             "lr.count": "trainings",
+                             "bn.aggregate": "parameters_only",
+                             "scaffold.bn_global": "previous"},
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
                            "fedamp.prox": "detached", "lr.count": "trainings"},
