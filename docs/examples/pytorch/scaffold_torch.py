@@ -46,17 +46,9 @@ usage: scaffold_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, set_parameters, state_flat)
+                      parameter_mask, put_buffers, set_parameters,
+                      state_flat)
 from torch_common import Recorder, Unsupported, clone, lr_factor, main, plan
-
-
-def parameter_mask(net):
-    """True at the entries of state_flat(net) that are parameters() (False
-    at the running statistics)."""
-    names = {n for n, _ in net.named_parameters()}
-    return torch.cat([torch.full((v.numel(),), k in names, dtype=torch.bool)
-                      for k, v in net.state_dict().items()
-                      if not k.endswith("num_batches_tracked")])
 
 
 def gradient(client, model, batch):

@@ -135,6 +135,16 @@ def state_flat(net):
                       for v in state_entries(net)]).clone()
 
 
+def parameter_mask(net):
+    """True at the entries of state_flat(net) that are parameters() (False
+    at the running statistics): where an algorithm's vectors over
+    parameters() (a control variate, a gradient state) sit in w."""
+    names = {n for n, _ in net.named_parameters()}
+    return torch.cat([torch.full((v.numel(),), k in names, dtype=torch.bool)
+                      for k, v in net.state_dict().items()
+                      if not k.endswith("num_batches_tracked")])
+
+
 def load_state(net, w):
     """Write the flat vector w into the net's parameters and buffers."""
     w = torch.as_tensor(w, dtype=torch.get_default_dtype())

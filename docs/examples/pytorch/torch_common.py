@@ -320,7 +320,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                                   "pfl.finetune": "personal",
                                   "split": ["head"], "lr.count": "trainings"},
     # docs/algorithms/feddyn.md (official sets a weight decay: refused here)
-    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
+    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half",
+                           "bn.aggregate": "parameters_only"},
     # docs/algorithms/fedprox.md: the authors' code and PFLlib
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
