@@ -335,7 +335,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                              "scaffold.bn_global": "previous"},
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
-                           "fedamp.prox": "detached", "lr.count": "trainings"},
+                           "fedamp.prox": "detached", "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     # docs/algorithms/apple.md: the authors' code and PFLlib
     ("apple", "official"): {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
