@@ -344,7 +344,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                           "apple.order": "core_first",
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
-                          "apple.lambda_round": "previous"},
+                          "apple.lambda_round": "previous",
+                          "bn.aggregate": "parameters_only"},
     # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
     ("fedala", "official"): {"fedala.skip": "sum_first",
                              "fedala.p_unit": "tensors",
