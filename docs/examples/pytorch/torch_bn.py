@@ -12,8 +12,11 @@ pflref's w of such a model is the state_dict's values flattened in order
 (NAME.weight, NAME.bias, then a batchnorm's running_mean, running_var;
 num_batches_tracked dropped: docs/models.md, "Layout"), so the helpers
 below read and write w that way (state_flat, load_state), and the running
-statistics alone (bn_buffers, put_buffers) for PFLlib's reading,
-bn.aggregate = parameters_only, where a client keeps its own.
+statistics alone (bn_buffers, put_buffers) and PFLlib's set_parameters
+(parameters() only) for PFLlib's reading, bn.aggregate = parameters_only,
+where a client keeps its own; parameter_mask marks the entries of w that
+are parameters(), where an algorithm's vectors over parameters()
+(SCAFFOLD's controls, FedDyn's ∇L_k and h, FedAMP's distances) live.
 
 bn_problem(vector_raw, algorithm) is torch_common.Problem for a vector
 whose layer list may hold batchnorm layers: the clients, settings and
