@@ -17,9 +17,28 @@ docs/algorithms/apple.md):
   λ(r) = (cos(rπ/L) + 1)/2 for r < L, else 0
 
 The switches apple.scheduler, apple.prox, apple.p_init, apple.core_lr and
-apple.lambda_round are followed; apple.order = core_first and apple.p_grad
-= block_mean (PFLlib's hand-written updates) are not (Unsupported).
+apple.lambda_round are followed.  apple.order = core_first and apple.p_grad
+= block_mean are PFLlib's hand-written updates (clientapple.py:52-66),
+written as there: loss.backward() on the mixture, the own core stepped by
+η' p_ii g (g the mixture's .grad), then each p_ij by η_p times
+⟨w_j, g⟩ or (block_mean) the mean over parameters() of
+torch.mean(g ⊙ w_j), with the stepped core under core_first, plus the
+prox term's λ μ (p_ij − p_0j) (twice that under apple.prox = full); so
+the preset pfllib runs (not with opt.*, which pflref refuses there: Z11).
 Records: docs/algorithms/apple.md, "What a run reports".
+
+Batch normalisation (docs/algorithms/apple.md, "Batch normalisation:
+bn.aggregate"): a layer list's batchnorm1d / 2d is torch.nn.BatchNorm1d /
+2d (torch_bn.py).  Each client keeps its own module (PFLlib's
+self.model), in train() mode, whose parameters are set to the step's
+mixture Σ_j p_ij w_j (torch.nn.utils.stateless) and whose running
+statistics are its own: each step's forward moves them (bn.running =
+frozen: momentum 0; bn.running_var = biased: torch_bn's hook).  The cores
+and records are in the state_dict's layout; the cores step on
+parameters() only (their buffers stay w⁰'s), the note w_p carries the
+client's own buffers.  Only bn.aggregate = parameters_only (the presets
+pfllib, pfllib_run) runs with batch normalisation; average, which would
+mix the cores' statistics, is refused as pflref refuses it (G6).
 
 The client optimizer (opt.*): the same torch optimizer, its two parameter
 groups at lr η (or N η) and η_p, with the vector's settings (SGD momentum,
@@ -37,8 +56,8 @@ import math
 import torch
 from torch.nn.utils import stateless
 
-from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported, flat,
-                          main)
+from torch_bn import bn_problem, parameter_mask, state_flat
+from torch_common import OPT_DEFAULTS, Recorder, Unsupported, clone, main
 
 
 def opt_settings(vector_raw):
@@ -103,14 +122,70 @@ def unflat(module, w):
     return out
 
 
+def p_data_grad(cfg, module, core, g):
+    """The data part of ∂ℒ/∂p_ij for the core's parameters `core` and the
+    mixture's gradient g (both over parameters(), flat): ⟨core, g⟩, or
+    (apple.p_grad = block_mean, clientapple.py:58-64) the mean over the
+    parameter tensors of torch.mean(g ⊙ core)."""
+    if cfg["apple.p_grad"] == "inner":
+        return torch.dot(core, g)
+    means = [torch.mean(gb * cb) for gb, cb in
+             zip(unflat(module, g).values(), unflat(module, core).values())]
+    return sum(means) / len(means)
+
+
+def hand_step(cfg, module, i, w_i, p, held, p0, lam, eta_w, grad_loss):
+    """PFLlib's step (clientapple.py:52-66) on the parameter vectors:
+    returns (the new core, the new p_i); grad_loss(w_p) gives the batch
+    loss's gradient at the mixture w_p."""
+    N = len(held)
+    w_p = sum(p[j] * (w_i if j == i else held[j]) for j in range(N))
+    g = grad_loss(w_p)
+    kappa = 2.0 if cfg["apple.prox"] == "full" else 1.0
+    core_first = cfg["apple.order"] == "core_first"
+    new_core = w_i - eta_w * (p[i] * g)                # :55-56
+    grads = torch.stack([
+        p_data_grad(cfg, module, new_core if (j == i and core_first)
+                    else (w_i if j == i else held[j]), g)
+        + kappa * lam * cfg["apple.mu"] * (p[j] - p0[j])
+        for j in range(N)])
+    return new_core, p - cfg["eta_p"] * grads          # :66
+
+
 def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
-                  saved=None):
-    """Lines 6-10 for client i: returns (its core, p_i)."""
+                  saved=None, net=None, mask=None):
+    """Lines 6-10 for client i: returns (its core, p_i).  held: the cores
+    as the client holds them (flat, the state_dict layout); net: the
+    client's module (its running statistics); mask: the parameter entries
+    of a flat model."""
     cfg = prob.cfg
     N = len(held)
+    core_state = held[i]
+    held = [h[mask] for h in held]                     # parameters()
+    net.train()
+    eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1)
+
+    def as_state(w):          # the core with its (never stepped) buffers
+        out = core_state.clone()
+        out[mask] = w.detach()
+        return out
+
+    if cfg["apple.order"] != "joint" or cfg["apple.p_grad"] != "inner":
+        w_i, p = held[i].clone(), p_i.clone()
+        rec.record("client_begin", "w_i", as_state(w_i), round=t, client=i,
+                   step=0)
+        for s, b in enumerate(batches, start=1):
+            def grad_loss(w_p, b=b):
+                w_p = w_p.detach().requires_grad_(True)
+                prob.clients[i].loss_of(net, w_p, b).backward()
+                return w_p.grad
+            w_i, p = hand_step(cfg, net, i, w_i, p, held, p0, lam, eta_w,
+                               grad_loss)
+            rec.step(t, i, s, "w_i", as_state(w_i))
+            rec.step(t, i, s, "p_i", p)
+        return as_state(w_i), p.detach().clone()
     w_i = held[i].clone().requires_grad_(True)
     p = p_i.clone().requires_grad_(True)
-    eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1)
     coef = lam * cfg["apple.mu"] * (1.0 if cfg["apple.prox"] == "full"
                                     else 0.5)
     groups = [{"params": [w_i], "lr": eta_w},
@@ -121,19 +196,20 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
     key = i if life == "client" else None
     if life != "reset" and key in saved:
         opt.load_state_dict(saved[key])
-    rec.record("client_begin", "w_i", w_i, round=t, client=i, step=0)
+    rec.record("client_begin", "w_i", as_state(w_i), round=t, client=i,
+               step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
         w_p = sum(p[j] * (w_i if j == i else held[j]) for j in range(N))
-        loss = prob.clients[i].loss_of(prob.global_model, w_p, b)
+        loss = prob.clients[i].loss_of(net, w_p, b)
         loss = loss + coef * ((p - p0) ** 2).sum()
         loss.backward()
         opt.step()
-        rec.step(t, i, s, "w_i", w_i)
+        rec.step(t, i, s, "w_i", as_state(w_i))
         rec.step(t, i, s, "p_i", p)
     if life != "reset":
         saved[key] = copy.deepcopy(opt.state_dict())
-    return w_i.detach().clone(), p.detach().clone()
+    return as_state(w_i), p.detach().clone()
 
 
 def run(vector_raw):
@@ -142,13 +218,18 @@ def run(vector_raw):
     if all(ocfg[k] == v for k, v in OPT_DEFAULTS.items()):
         ocfg = None                    # the paper's plain steps
     saved = {}
-    prob = Problem(vector_raw, "apple")
+    prob = bn_problem(vector_raw, "apple")
     cfg = prob.cfg
     for k, v in DEFAULTS.items():
         cfg.setdefault(k, v)
-    if cfg["apple.order"] != "joint" or cfg["apple.p_grad"] != "inner":
-        raise Unsupported("PFLlib's hand-written updates (apple.order, "
-                          "apple.p_grad)")
+    if ocfg is not None and (cfg["apple.order"] != "joint"
+                             or cfg["apple.p_grad"] != "inner"):
+        raise Unsupported("opt.* with PFLlib's hand-written updates "
+                          "(apple.order, apple.p_grad; pflref: Z11)")
+    if prob.bn and cfg.get("bn.aggregate", "average") != "parameters_only":
+        raise Unsupported("bn.aggregate %r with batch normalisation (pflref "
+                          "refuses it: G6)" % cfg.get("bn.aggregate",
+                                                     "average"))
     if cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r in the apple example"
                           % cfg["lr.schedule"])
@@ -156,8 +237,10 @@ def run(vector_raw):
     for c in prob.clients:
         c.loss_of = (lambda module, w, b, c=c: _loss(c, module, w, b))
     rec = Recorder(prob.id)
-    w0 = flat(model)
+    w0 = state_flat(model)
+    mask = parameter_mask(model)
     N = len(prob.clients)
+    nets = [clone(model) for _ in prob.clients]     # each client's model
     n = torch.tensor([float(c.n) for c in prob.clients], dtype=torch.float64)
     p0 = n / n.sum()
     start = (torch.full((N,), 1.0 / N, dtype=torch.float64)
@@ -189,11 +272,13 @@ def run(vector_raw):
                         for j in range(N)]
             rec.record("note", "lambda", [lam], round=t, client=i)
             cores[i], ps[i] = client_update(prob, rec, t, i, held, ps[i],
-                                            p0, lam, batches, ocfg, saved)
+                                            p0, lam, batches, ocfg, saved,
+                                            nets[i], mask)
             rec.client_end(t, i, "w_i", cores[i])
             rec.record("note", "p_i", ps[i], round=t, client=i)
             held[i] = cores[i]
             w_p = sum(ps[i][j] * held[j] for j in range(N))
+            w_p = torch.where(mask, w_p, state_flat(nets[i]))  # own r_μ, r_v
             rec.record("note", "w_p", w_p, round=t, client=i)
     for i, w in enumerate(cores):
         rec.final("v", w, client=i)

@@ -7,8 +7,8 @@
 #   1. the candidates run on every golden vector of fedavg, pfedme,
 #      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp,
 #      fedproto, fedrod, apple, fedala and fedpac (batch normalisation in
-#      moon, fedproto, fedala, fedpac, fedrod and fedalt: torch_bn.py), and
-#      `pflref check`
+#      every one of them but fedrecon, which has no such vector:
+#      torch_bn.py), and `pflref check`
 #      passes them all (--min-vectors:
 #      as many as were run; a vector a candidate skips is listed with why);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):

@@ -20,6 +20,22 @@ PFLlib's ptrain() on its own loader), ditto.prox
 global copy w_k as it stands), ditto.weights.  Records: docs/validate.md,
 "ditto".
 
+Batch normalisation (docs/models.md, "Running statistics in training";
+docs/algorithms/ditto.md, bn.aggregate): a layer list's batchnorm1d / 2d
+is torch.nn.BatchNorm1d / 2d (torch_bn.py), every model in train() mode,
+so each forward of l. 5 moves the global copy's running_mean,
+running_var and each forward of l. 7 v_k's (bn.running = frozen:
+momentum 0; bn.running_var = biased: torch_bn's hook); the proximal term
+ranges over parameters() only.  w, v and every record are the
+state_dict's values flattened.  bn.aggregate = average: w_k starts from
+the whole state_dict of w^t and l. 9 averages it whole; parameters_only
+(the preset pfllib; PFLlib's clientbase.set_parameters and
+serverbase.aggregate_parameters): each client keeps its global copy, whose
+parameters() alone are set from w^t, so its buffers are those it last left
+(w⁰'s at first), and w^{t+1} takes the round's first uploader's buffers
+(first_upload, else the lowest id).  v_k is never sent: its buffers are
+its own under either value.
+
 The deliberate bug: PFLREF_TORCH_BUG=ditto-alias gives each client the
 PFLlib-style `self.model_per = self.model` instead of a deep copy, so the
 personal model IS the client's global copy (see personal_model below).
@@ -30,9 +46,10 @@ import os
 
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone,
-                          constant_steps, flat, frozen, load_flat, main, plan,
-                          squared_distance, weights)
+from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
+                      put_buffers, set_parameters, state_flat)
+from torch_common import (Recorder, Unsupported, clone, constant_steps,
+                          frozen, main, plan, squared_distance, weights)
 
 ALIAS_BUG = os.environ.get("PFLREF_TORCH_BUG") == "ditto-alias"
 
@@ -58,17 +75,26 @@ def prox(cfg, v_k, ref):
     return lam * norm if norm.item() > 0 else 0.0 * norm
 
 
-def device_update(prob, rec, t, k, global_model, v_k, batches, own):
-    """Lines 5-8 for device k: trains a copy of w^t and v_k in place;
+def device_update(prob, rec, t, k, global_model, v_k, batches, own,
+                  model=None):
+    """Lines 5-8 for device k: trains `model` (the client's global copy,
+    set from w^t; a fresh copy of w^t when None) and v_k in place;
     returns the global copy w_k."""
     cfg = prob.cfg
-    model = clone(global_model)                          # w_k ← w^t
+    if model is None:
+        model = clone(global_model)                      # w_k ← w^t
+    else:                                                # parameters only
+        set_parameters(model, global_model)
     v_k = personal_model(v_k, model)
+    model.train()
+    v_k.train()
     w_t = frozen(global_model)
     opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
     opt_v = torch.optim.SGD(v_k.parameters(), lr=cfg["eta"])
-    rec.record("client_begin", "w_local", model, round=t, client=k, step=0)
-    rec.record("client_begin", "v", v_k, round=t, client=k, step=0)
+    rec.record("client_begin", "w_local", state_flat(model), round=t,
+               client=k, step=0)
+    rec.record("client_begin", "v", state_flat(v_k), round=t, client=k,
+               step=0)
     data = prob.clients[k]
 
     def personal_step(s, b):                             # l. 7
@@ -76,13 +102,13 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own):
         opt_v.zero_grad()
         (data.loss(v_k, b) + prox(cfg, v_k, ref)).backward()
         opt_v.step()
-        rec.step(t, k, s, "v", v_k)
+        rec.step(t, k, s, "v", state_flat(v_k))
 
     def global_step(s, b):                               # l. 5 (FedAvg)
         opt.zero_grad()
         data.loss(model, b).backward()
         opt.step()
-        rec.step(t, k, s, "w_local", model)
+        rec.step(t, k, s, "w_local", state_flat(model))
 
     steps = list(enumerate(batches, start=1))
     if cfg["ditto.order"] == "personal_first":
@@ -96,19 +122,25 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own):
             global_step(s, b)
     else:
         raise Unsupported("ditto.order %r" % cfg["ditto.order"])
-    rec.client_end(t, k, "w_local", model)
-    rec.client_end(t, k, "v", v_k)
-    return v_k, flat(model)
+    rec.client_end(t, k, "w_local", state_flat(model))
+    rec.client_end(t, k, "v", state_flat(v_k))
+    return v_k, model
 
 
 def run(vector_raw):
     """Ditto on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "ditto")
+    prob = bn_problem(vector_raw, "ditto")
     constant_steps(prob.cfg, "ditto")
     rec, model = Recorder(prob.id), prob.global_model
     v = [clone(model) for _ in prob.clients]             # v_k⁰ = w⁰
+    agg = prob.cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    # parameters_only: each client's own global copy (w⁰'s buffers at first)
+    copies = ([clone(model) for _ in prob.clients]
+              if prob.bn and agg == "parameters_only" else None)
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, model)
+        rec.round_begin(t, state_flat(model))
         local = {}
         own = plan(rnd)                                  # ditto.batches
         if prob.cfg["ditto.batches"] == "separate":      # PFLlib's ptrain()
@@ -116,17 +148,21 @@ def run(vector_raw):
                 raise Unsupported("ditto.batches = separate without lists")
             own = dict(sorted(zip(rnd["clients"], rnd["personal"])))
         for k, batches in plan(rnd).items():
-            v[k], local[k] = device_update(prob, rec, t, k, model, v[k],
-                                           batches, own[k])
+            v[k], local[k] = device_update(
+                prob, rec, t, k, model, v[k], batches, own[k],
+                copies[k] if copies else None)
         c = weights(prob.cfg["ditto.weights"], sorted(local), prob.n)
-        w = torch.zeros_like(flat(model))
+        w = torch.zeros_like(state_flat(model))
         for k in sorted(local):                          # l. 9
-            w = w + c[k] * local[k]
-        load_flat(model, w)
-        rec.server(t, model)
-    rec.final("w", model)
+            w = w + c[k] * state_flat(local[k])
+        load_state(model, w)
+        if copies and local:     # deepcopy(uploaded_models[0])'s buffers
+            put_buffers(model, copy_buffers(local[first_uploader(rnd,
+                                                                 local)]))
+        rec.server(t, state_flat(model))
+    rec.final("w", state_flat(model))
     for k, v_k in enumerate(v):
-        rec.final("v", v_k, client=k)
+        rec.final("v", state_flat(v_k), client=k)
     return rec.result()
 
 

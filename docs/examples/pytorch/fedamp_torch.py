@@ -20,41 +20,58 @@ fedamp.peers = previous, fedamp.start = own, fedamp.prox = detached
 is built from p.data, so autograd sees no gradient in it.  Records:
 docs/algorithms/fedamp.md, "What a run reports".
 
+Batch normalisation (docs/algorithms/fedamp.md, "Batch normalisation:
+bn.aggregate"): a layer list's batchnorm1d / 2d is torch.nn.BatchNorm1d /
+2d (torch_bn.py), the client's model in train() mode, so each step's
+forward moves its running_mean, running_var (bn.running = frozen:
+momentum 0; bn.running_var = biased: torch_bn's hook).  The models, u_i
+and every record are the state_dict's values flattened.  Only
+bn.aggregate = parameters_only runs (PFLlib's serveramp.py and
+clientamp.py move parameters() only): ‖w_i − w_j‖² and the mixture of
+l. 3 range over parameters(), u_i's buffers are client i's own, the
+proximal term pulls parameters() only.  average (the running statistics
+inside the distances and messages) is refused, as pflref refuses it.
+
 usage: fedamp_torch.py VECTOR.json -o RESULT.json
 """
 import math
 
 import torch
 
-from torch_common import (Problem, Recorder, clone, flat, load_flat,
-                          lr_factor, main, plan, squared_distance)
+from torch_bn import bn_problem, load_state, parameter_mask, state_flat
+from torch_common import (Recorder, Unsupported, clone, flat, lr_factor, main,
+                          plan, squared_distance)
 
 
-def message(cfg, i, models, peers):
-    """Line 3: (ξ_i as a tensor over all clients, u_i flat)."""
+def message(cfg, i, models, peers, mask):
+    """Line 3: (ξ_i as a tensor over all clients, u_i flat), over the
+    parameter entries `mask` of the flat models; u_i's other entries (the
+    running statistics) are client i's own."""
     alpha, sigma = cfg["fedamp.alpha_k"], cfg["fedamp.sigma"]
     xi = torch.zeros(len(models))
     for j in peers:
         if j != i:
-            d = float(((models[i] - models[j]) ** 2).sum())
+            d = float(((models[i][mask] - models[j][mask]) ** 2).sum())
             xi[j] = alpha * math.exp(-d / sigma) / sigma
     xi[i] = 1.0 - xi.sum()
     u = sum(xi[j] * models[j] for j in range(len(models)))
-    return xi, u
+    return xi, torch.where(mask, u, models[i])
 
 
 def client_update(prob, rec, t, i, start, u, batches, trained):
     """Line 5 for client i: returns w_i (flat)."""
     cfg = prob.cfg
     model = clone(prob.global_model)
-    load_flat(model, start.clone())        # no alias of the snapshot or u_i
+    load_state(model, start.clone())       # no alias of the snapshot or u_i
+    model.train()
     ref = clone(prob.global_model)
-    load_flat(ref, u.clone())
+    load_state(ref, u.clone())
     u_params = [p.detach() for p in ref.parameters()]
     detached = cfg.get("fedamp.prox", "squared") == "detached"
     opt = torch.optim.SGD(model.parameters(),
                           lr=cfg["eta"] * lr_factor(cfg, t, trained=trained))
-    rec.record("client_begin", "w_i", model, round=t, client=i, step=0)
+    rec.record("client_begin", "w_i", state_flat(model), round=t, client=i,
+               step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
         loss = prob.clients[i].loss(model, b)
@@ -66,17 +83,22 @@ def client_update(prob, rec, t, i, start, u, batches, trained):
             loss = loss + weight / 2 * squared_distance(model, u_params)
         loss.backward()
         opt.step()
-        rec.step(t, i, s, "w_i", model)
-    rec.client_end(t, i, "w_i", model)
-    return flat(model).detach().clone()
+        rec.step(t, i, s, "w_i", state_flat(model))
+    rec.client_end(t, i, "w_i", state_flat(model))
+    return state_flat(model)
 
 
 def run(vector_raw):
     """FedAMP on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "fedamp")
+    prob = bn_problem(vector_raw, "fedamp")
     cfg = prob.cfg
+    if prob.bn and cfg.get("bn.aggregate", "average") != "parameters_only":
+        raise Unsupported("bn.aggregate %r with batch normalisation (pflref "
+                          "refuses it: M7)" % cfg.get("bn.aggregate",
+                                                      "average"))
     rec = Recorder(prob.id)
-    w0 = flat(prob.global_model).detach().clone()
+    w0 = state_flat(prob.global_model)
+    mask = parameter_mask(prob.global_model)
     models = [w0.clone() for _ in prob.clients]
     last = []
     trained = [0] * len(models)       # each client's train() calls so far
@@ -86,7 +108,7 @@ def run(vector_raw):
                  else range(len(models)))
         work = plan(rnd)
         for i in sorted(work):
-            xi, u = message(cfg, i, snapshot, peers)
+            xi, u = message(cfg, i, snapshot, peers, mask)
             rec.record("note", "xi", xi, round=t, client=i)
             rec.record("note", "u", u, round=t, client=i)
             own = cfg.get("fedamp.start", "message") == "own"

@@ -21,12 +21,29 @@ Records: round_begin "w", client_begin / step / client_end "theta_k", note
 Presets: pfllib (feddyn.prox = norm_half); official sets a weight decay,
 which these candidates refuse (torch_common.settings).
 
+Batch normalisation (docs/algorithms/feddyn.md, "Batch normalisation",
+bn.aggregate): a layer list's batchnorm1d / 2d is torch.nn.BatchNorm1d /
+2d (torch_bn.py), the device's model in train() mode, so each step's
+forward moves its running_mean, running_var (bn.running = frozen:
+momentum 0; bn.running_var = biased: torch_bn's hook).  θ, G_k, h and
+every record are in the state_dict's layout; G_k and h range over
+parameters() (0 on the buffers), as do ⟨θ, G_k⟩ and the proximal term.
+bn.aggregate = average: the device starts from the whole state of θ^{t−1}
+and l. 11 averages the buffers with the rest; parameters_only (the preset
+pfllib; clientdyn.py set_parameters, serverdyn.py aggregate_parameters):
+each device keeps its model, whose parameters() alone are set from
+θ^{t−1}, and θ^t's buffers are the round's first uploader's (first_upload,
+else the lowest id).
+
 usage: feddyn_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_common import (Problem, Recorder, Unsupported, clone,
-                          constant_steps, flat, frozen, load_flat, main, plan)
+from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
+                      parameter_mask, put_buffers, set_parameters,
+                      state_flat)
+from torch_common import (Recorder, Unsupported, clone, constant_steps,
+                          frozen, main, plan)
 
 
 def prox(cfg, model, ref, alpha):
@@ -42,30 +59,38 @@ def prox(cfg, model, ref, alpha):
     return alpha / 2 * norm if norm.item() > 0 else 0.0 * norm
 
 
-def device_update(prob, rec, t, k, server, G_k, alpha_k, batches):
-    """Lines 5-6 for device k: returns θ_k and the new G_k."""
+def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
+                  model=None):
+    """Lines 5-6 for device k: returns θ_k and the new G_k (the state_dict
+    layout; mask: its parameter entries).  model: device k's own module
+    under bn.aggregate = parameters_only, else None (a copy of θ^{t−1})."""
     cfg = prob.cfg
-    model = clone(server)                                # from θ^{t−1}
-    ref, start = frozen(server), flat(server)
+    if model is None:
+        model = clone(server)                            # from θ^{t−1}
+    else:                                                # parameters only
+        set_parameters(model, server)
+    model.train()
+    ref, start = frozen(server), state_flat(server)
     opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
-    rec.record("client_begin", "theta_k", model, round=t, client=k, step=0)
+    rec.record("client_begin", "theta_k", state_flat(model), round=t,
+               client=k, step=0)
     data = prob.clients[k]
     for s, b in enumerate(batches, start=1):             # l. 5
         opt.zero_grad()
         theta = torch.cat([p.reshape(-1) for p in model.parameters()])
-        loss = data.loss(model, b) - torch.dot(theta, G_k) \
+        loss = data.loss(model, b) - torch.dot(theta, G_k[mask]) \
             + prox(cfg, model, ref, alpha_k)
         loss.backward()
         opt.step()
-        rec.step(t, k, s, "theta_k", model)
-    rec.client_end(t, k, "theta_k", model)
-    theta_k = flat(model)
-    return theta_k, G_k - alpha_k * (theta_k - start)    # l. 6
+        rec.step(t, k, s, "theta_k", state_flat(model))
+    rec.client_end(t, k, "theta_k", state_flat(model))
+    theta_k = state_flat(model)
+    return theta_k, G_k - alpha_k * (theta_k - start) * mask   # l. 6
 
 
 def run(vector_raw):
     """FedDyn on a golden vector; returns its pflref-result/1 dict."""
-    prob = Problem(vector_raw, "feddyn")
+    prob = bn_problem(vector_raw, "feddyn")
     cfg = prob.cfg
     for key, paper in (("feddyn.alpha_k", "uniform"),
                        ("feddyn.h_sum", "differences")):
@@ -75,12 +100,19 @@ def run(vector_raw):
     alpha, m = cfg["feddyn.alpha"], len(prob.clients)
     n_all = sum(prob.n)
     rec, server = Recorder(prob.id), prob.global_model
-    P = flat(server).numel()
+    P = state_flat(server).numel()
+    mask = parameter_mask(server)
+    agg = cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    # parameters_only: each device's own model (w⁰'s buffers at first)
+    own = ([clone(server) for _ in prob.clients]
+           if prob.bn and agg == "parameters_only" else None)
     G = [torch.zeros(P) for _ in prob.clients]
     h = torch.zeros(P)
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, server)
-        prev = flat(server)
+        rec.round_begin(t, state_flat(server))
+        prev = state_flat(server)
         uploads = []
         for k, batches in plan(rnd).items():
             alpha_k = alpha
@@ -89,7 +121,8 @@ def run(vector_raw):
             elif cfg["feddyn.alpha_k"] != "uniform":
                 raise Unsupported("feddyn.alpha_k %r" % cfg["feddyn.alpha_k"])
             theta_k, G[k] = device_update(prob, rec, t, k, server, G[k],
-                                          alpha_k, batches)
+                                          alpha_k, batches, mask,
+                                          own[k] if own else None)
             rec.record("note", "grad_L", G[k], round=t, client=k)
             uploads.append(theta_k)
         X = torch.stack(uploads)
@@ -97,11 +130,14 @@ def run(vector_raw):
             S = X.sum(dim=0) - prev
         else:
             S = (X - prev).sum(dim=0)
-        h = h - alpha * S / m                            # l. 10
+        h = h - alpha * S * mask / m                     # l. 10
         rec.record("note", "h", h, round=t)
-        load_flat(server, X.mean(dim=0) - h / alpha)     # l. 11
-        rec.server(t, server)
-    rec.final("w", server)
+        load_state(server, X.mean(dim=0) - h / alpha)    # l. 11
+        if own and uploads:      # deepcopy(uploaded_models[0])'s buffers
+            first = first_uploader(rnd, plan(rnd))
+            put_buffers(server, copy_buffers(own[first]))
+        rec.server(t, state_flat(server))
+    rec.final("w", state_flat(server))
     return rec.result()
 
 

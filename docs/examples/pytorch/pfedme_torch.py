@@ -27,7 +27,25 @@ opt.state says: built in each client update (reset), one per client kept
 across rounds (client), or one for all clients (server).  Line 8 stays the
 hand-written update of the parameter list w_{i,r}.  Refused: clipping,
 opt.decay_scope other than all, the classical momentum form, a decoupled
-decay with sgd or adam, and layer lists (batch normalisation).
+decay with sgd or adam.
+
+Batch normalisation (docs/algorithms/pfedme.md, "Client optimizer and
+batch normalisation"): a layer list's batchnorm1d / 2d is
+torch.nn.BatchNorm1d / 2d (torch_bn.py); θ's module is in train() mode,
+so each of the K forwards of l. 7 moves θ's running_mean, running_var
+(bn.running = frozen: momentum 0; bn.running_var = biased: torch_bn's
+hook); the proximal pull and μθ range over parameters() only.  Line 8
+steps the parameters, and w_{i,r+1} takes θ's buffers (the uploaded model
+is θ's with w_{i,R}'s parameters).  Every record is the state_dict's
+values flattened.  bn.aggregate = average: w_{i,0} and θ start from the
+whole state of w_t and l. 10 mixes it whole; parameters_only (the preset
+pfllib: PFLlib's set_parameters and beta_aggregate_parameters move
+parameters() only): w_{i,0} and θ start from w_t's parameters with the
+buffers client i last left (w⁰'s at first), w_{i,R}'s become the client's,
+l. 10 mixes the parameters, w_{t+1}'s buffers are the round's first
+uploader's (first_upload, else the lowest id of S^t), and
+personal_eval = global reports w_{t+1}'s parameters with the client's own
+buffers.
 
 usage: pfedme_torch.py VECTOR.json -o RESULT.json
 """
@@ -35,9 +53,10 @@ import copy
 
 import torch
 
-from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          clone, flat, frozen, load_flat, lr_factor, main,
-                          plan, squared_distance, weights)
+from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
+                      put_buffers, state_flat)
+from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone, frozen,
+                          lr_factor, main, plan, squared_distance, weights)
 
 
 def split_optimizer(vector_raw):
@@ -85,7 +104,9 @@ class InnerSolvers:
     def __init__(self, ocfg):
         self.ocfg, self.kept = ocfg, {}
 
-    def get(self, i, theta_start, lr):
+    def get(self, i, theta_start, lr, buffers=None):
+        """buffers: the running statistics θ starts with instead of
+        theta_start's (bn.aggregate = parameters_only)."""
         life = "reset" if self.ocfg is None else self.ocfg["opt.state"]
         key = i if life == "client" else None
         if life == "reset" or key not in self.kept:
@@ -97,29 +118,36 @@ class InnerSolvers:
                 self.kept[key] = (personal, opt)
         else:
             personal, opt = self.kept[key]
-            load_flat(personal, flat(theta_start))
+            load_state(personal, state_flat(theta_start))
+        if buffers is not None:
+            put_buffers(personal, buffers)
+        personal.train()
         for group in opt.param_groups:
             group["lr"] = lr
         return personal, opt
 
 
 def client_update(prob, rec, t, i, global_model, batches, theta_start,
-                  solvers):
+                  solvers, own=None):
     """Lines 5-8 for client i; returns (w_{i,R}, the last θ) as modules.
     θ starts at theta_start: w_t, or w⁰ under pfedme.eval_reset = initial
-    the first time the client trains (PFLlib's evaluation defect)."""
+    the first time the client trains (PFLlib's evaluation defect).  own:
+    the client's running statistics under bn.aggregate = parameters_only
+    (w_{i,0} and θ start with them)."""
     cfg = prob.cfg
     lam, K, mu = cfg["lambda"], int(cfg["K"]), cfg["pfedme.mu"]
     eta = cfg["eta"] * lr_factor(cfg, t)                  # η_t, η_p,t
     local_model = clone(global_model)                    # l. 5: w_{i,0} = w_t
+    if own is not None:                                  # parameters only
+        put_buffers(local_model, own)
     personal, opt = solvers.get(                         # θ's start, and
         i, theta_start,                                  # its optimizer
-        cfg["eta_p"] * lr_factor(cfg, t, "eta_p"))
-    rec.record("client_begin", "w_local", local_model, round=t, client=i,
-               step=0)
+        cfg["eta_p"] * lr_factor(cfg, t, "eta_p"), own)
+    rec.record("client_begin", "w_local", state_flat(local_model), round=t,
+               client=i, step=0)
     for r, D in enumerate(batches):                      # l. 6: local round r
         if cfg["pfedme.theta_start"] == "reset":         # θ ← w_{i,r}
-            load_flat(personal, flat(local_model))
+            load_state(personal, state_flat(local_model))
         w_ir = frozen(local_model)
         for k in range(1, K + 1):                        # l. 7: K inner steps
             opt.zero_grad()
@@ -130,49 +158,68 @@ def client_update(prob, rec, t, i, global_model, batches, theta_start,
                                      for p in personal.parameters())
             h.backward()
             opt.step()      # θ ← θ − η_p (∇f(θ; D) + λ(θ − w_{i,r}) + μθ)
-            rec.step(t, i, r * K + k, "theta", personal)
+            rec.step(t, i, r * K + k, "theta", state_flat(personal))
         with torch.no_grad():                            # l. 8
             for w, th in zip(local_model.parameters(), personal.parameters()):
                 w -= eta * lam * (w - th)
-        rec.step(t, i, r + 1, "w_local", local_model)
-    rec.client_end(t, i, "w_local", local_model)
-    rec.client_end(t, i, "theta", personal)
+        put_buffers(local_model, copy_buffers(personal))  # θ's statistics
+        rec.step(t, i, r + 1, "w_local", state_flat(local_model))
+    rec.client_end(t, i, "w_local", state_flat(local_model))
+    rec.client_end(t, i, "theta", state_flat(personal))
     return local_model, personal
 
 
 def run(vector_raw):
     """pFedMe on a golden vector; returns its pflref-result/1 dict."""
     vector_raw, ocfg = split_optimizer(vector_raw)
-    prob = Problem(vector_raw, "pfedme")
+    prob = bn_problem(vector_raw, "pfedme")
     solvers = InnerSolvers(ocfg)
     cfg, rec, model = prob.cfg, Recorder(prob.id), prob.global_model
     report = cfg["pfedme.personal_eval"]
-    v = [flat(model) for _ in prob.clients]              # reported models
+    v = [state_flat(model) for _ in prob.clients]        # reported models
+    agg = cfg.get("bn.aggregate", "average")
+    if agg not in ("average", "parameters_only"):
+        raise Unsupported("bn.aggregate %r" % agg)
+    # parameters_only: each client's running statistics (w⁰'s at first)
+    own = ([copy_buffers(model) for _ in prob.clients]
+           if prob.bn and agg == "parameters_only" else None)
     initial = clone(model)                               # w⁰
     untrained = set(range(len(prob.clients))) \
         if cfg["pfedme.eval_reset"] == "initial" else set()
     for t, rnd in enumerate(prob.rounds):
-        rec.round_begin(t, model)
+        rec.round_begin(t, state_flat(model))
         w_R = {}
         for i, batches in plan(rnd).items():             # all N, or S^t
             start = initial if i in untrained else model
             untrained.discard(i)
-            local_model, personal = client_update(prob, rec, t, i, model,
-                                                  batches, start, solvers)
-            w_R[i] = flat(local_model)
+            local_model, personal = client_update(
+                prob, rec, t, i, model, batches, start, solvers,
+                own[i] if own else None)
+            w_R[i] = state_flat(local_model)
+            if own:                              # θ's, the client's model's
+                own[i] = copy_buffers(local_model)
             if report in ("theta", "local_w"):
-                v[i] = flat(personal if report == "theta" else local_model)
+                v[i] = state_flat(personal if report == "theta"
+                                  else local_model)
         S_t = sorted(rnd.get("selected", rnd["clients"]))  # l. 9
         c = weights(cfg["pfedme.weights"], S_t, prob.n)
-        avg = torch.zeros_like(flat(model))
+        avg = torch.zeros_like(state_flat(model))
         for i in S_t:
             avg = avg + c[i] * w_R[i]
         beta = cfg["beta"]                               # l. 10
-        load_flat(model, (1.0 - beta) * flat(model) + beta * avg)
-        rec.server(t, model)
-        if report == "global":
-            v = [flat(model) for _ in prob.clients]
-    rec.final("w", model)
+        w_next = (1.0 - beta) * state_flat(model) + beta * avg
+        load_state(model, w_next)
+        if own and S_t:          # deepcopy(uploaded_models[0])'s buffers
+            put_buffers(model, own[first_uploader(rnd, S_t)])
+        rec.server(t, state_flat(model))
+        if report == "global":   # w_{t+1}, with each client's own buffers
+            v = []
+            for i in range(len(prob.clients)):
+                shown = clone(model)
+                if own:
+                    put_buffers(shown, own[i])
+                v.append(state_flat(shown))
+    rec.final("w", state_flat(model))
     for i, v_i in enumerate(v):
         rec.final("v", v_i, client=i)
     return rec.result()

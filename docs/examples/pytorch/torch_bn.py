@@ -12,8 +12,11 @@ pflref's w of such a model is the state_dict's values flattened in order
 (NAME.weight, NAME.bias, then a batchnorm's running_mean, running_var;
 num_batches_tracked dropped: docs/models.md, "Layout"), so the helpers
 below read and write w that way (state_flat, load_state), and the running
-statistics alone (bn_buffers, put_buffers) for PFLlib's reading,
-bn.aggregate = parameters_only, where a client keeps its own.
+statistics alone (bn_buffers, put_buffers) and PFLlib's set_parameters
+(parameters() only) for PFLlib's reading, bn.aggregate = parameters_only,
+where a client keeps its own; parameter_mask marks the entries of w that
+are parameters(), where an algorithm's vectors over parameters()
+(SCAFFOLD's controls, FedDyn's ∇L_k and h, FedAMP's distances) live.
 
 bn_problem(vector_raw, algorithm) is torch_common.Problem for a vector
 whose layer list may hold batchnorm layers: the clients, settings and
@@ -53,6 +56,16 @@ def put_buffers(net, values):
     with torch.no_grad():
         for b, v in zip(bn_buffers(net), values):
             b.copy_(v)
+
+
+def set_parameters(net, global_net):
+    """PFLlib's clientbase.set_parameters (clientbase.py:67-69): copy
+    global_net's parameters() into net, its buffers (the running
+    statistics) left as net last had them: bn.aggregate =
+    parameters_only's client start."""
+    with torch.no_grad():
+        for mine, theirs in zip(net.parameters(), global_net.parameters()):
+            mine.copy_(theirs)
 
 
 class BiasedRunningVar:
@@ -123,6 +136,16 @@ def state_flat(net):
     concatenated (a detached copy; the parameters alone without bn)."""
     return torch.cat([v.detach().reshape(-1).to(torch.get_default_dtype())
                       for v in state_entries(net)]).clone()
+
+
+def parameter_mask(net):
+    """True at the entries of state_flat(net) that are parameters() (False
+    at the running statistics): where an algorithm's vectors over
+    parameters() (a control variate, a gradient state) sit in w."""
+    names = {n for n, _ in net.named_parameters()}
+    return torch.cat([torch.full((v.numel(),), k in names, dtype=torch.bool)
+                      for k, v in net.state_dict().items()
+                      if not k.endswith("num_batches_tracked")])
 
 
 def load_state(net, w):

@@ -302,13 +302,16 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
         "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
         "pfedme.weights": "samples", "pfedme.train": "sampled",
         "pfedme.personal_eval": "global", "lr.scope": "eta_p",
-        "lr.count": "trainings"},
+        "lr.count": "trainings", "bn.aggregate": "parameters_only"},
     ("ditto", "official"): {"ditto.weights": "uniform"},
     # PFLlib: ptrain() on its own loader first (rounds[t].personal)
     ("ditto", "pfllib"): {"ditto.order": "personal_first",
-                          "ditto.batches": "separate", "lr.count": "trainings"},
+                          "ditto.batches": "separate", "lr.count": "trainings",
+                          "bn.aggregate": "parameters_only"},
+    # PFLlib sends parameters() only: bn.aggregate (docs/models.md)
     ("fedavg", "pfllib"): {"fedavg.weights": "samples",
-                           "lr.count": "trainings"},
+                           "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     ("fedalt", "fedrep"): {"pfl.weights": "uniform",
                            "pfl.finetune": "personal", "split": ["head"]},
     # PFLlib's FedRep: n_i weights, each client's -ld schedulers stepped
@@ -317,18 +320,23 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                                   "pfl.finetune": "personal",
                                   "split": ["head"], "lr.count": "trainings"},
     # docs/algorithms/feddyn.md (official sets a weight decay: refused here)
-    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half"},
+    ("feddyn", "pfllib"): {"feddyn.prox": "norm_half",
+                           "bn.aggregate": "parameters_only"},
     # docs/algorithms/fedprox.md: the authors' code and PFLlib
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
     ("fedprox", "pfllib"): {"fedprox.sampling": "uniform_weighted",
-                            "lr.count": "trainings"},
+                            "lr.count": "trainings",
+                            "bn.aggregate": "parameters_only"},
     # docs/algorithms/scaffold.md: PFLlib's option II with its undecayed η
     ("scaffold", "pfllib"): {"scaffold.option": "II",
                              "scaffold.c_lr": "initial",
-                             "lr.count": "trainings"},
+                             "lr.count": "trainings",
+                             "bn.aggregate": "parameters_only",
+                             "scaffold.bn_global": "previous"},
     # docs/algorithms/fedamp.md: PFLlib's clientamp.py and serveramp.py
     ("fedamp", "pfllib"): {"fedamp.peers": "previous", "fedamp.start": "own",
-                           "fedamp.prox": "detached", "lr.count": "trainings"},
+                           "fedamp.prox": "detached", "lr.count": "trainings",
+                           "bn.aggregate": "parameters_only"},
     # docs/algorithms/apple.md: the authors' code and PFLlib
     ("apple", "official"): {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
@@ -336,7 +344,8 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                           "apple.order": "core_first",
                           "apple.p_grad": "block_mean",
                           "apple.core_lr": "n_eta",
-                          "apple.lambda_round": "previous"},
+                          "apple.lambda_round": "previous",
+                          "bn.aggregate": "parameters_only"},
     # docs/algorithms/fedala.md: TsingZ0/FedALA's and PFLlib's ALA.py
     ("fedala", "official"): {"fedala.skip": "sum_first",
                              "fedala.p_unit": "tensors",
