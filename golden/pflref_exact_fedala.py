@@ -45,7 +45,14 @@ client_begin "theta_i" (Theta_hat), a step per batch, client_end; server
 "w".  Under fedala.ala_clients = all the notes come first, for every
 client ascending, with a note "theta_hat" (its new Theta_i) for each
 client outside the round, then the participants' client_begin ... end.
-Final: w and v = every Theta_i.
+Final: w and v = every client's latest Theta_hat (Alg. 1 l. 19 returns the
+Theta_hat_i, the models after ALA and before local training): that of the
+last round the client ran ALA in (every round under fedala.ala_clients =
+all), Theta_hat = Theta_i where ALA did nothing (the first round, a
+sum_first return), and w0 (l. 1: Theta_i^0 = Theta^0) for a client that
+never took part.  The authors' and PFLlib's servers evaluate the clients'
+models right after send_models (ALA) and before training
+(serverALA.py:45-50, serverala.py:26-31): Theta_hat too.
 
 Bugs (replay(spec, bugs)):
   clip-none, clip-upper-only, clip-lower-only   the clip to [0, 1]
@@ -80,6 +87,8 @@ Bugs (replay(spec, bugs)):
   batch-sum        passes through to pflref_exact's gradient
   lr-ignored, lr-shifted, lr-per-round   pflref_exact.round_factor's
   lr-ala-decayed   under lr.*, η_ALA (the W step) decays with alpha
+  report-trained   v = every Theta_i after its last local training (the
+                   trained model), not the latest Theta_hat (l. 19)
 
 Batch normalisation (a layer list of dense, relu, identity and
 batchnorm1d layers with a squared loss, pflref_exact.Problem's layer view:
@@ -166,6 +175,7 @@ MUTANTS = {
     "bn-global-buffers": ["global-buffers-averaged", "global-buffers-last"],
     "fedala-bn-ala-passes": ["ala-moves-buffers", "p-counts-buffers"],
     "bn-running-frozen": ["running-frozen"],
+    "fedala-reported-model": ["report-trained"],
 }
 LAYER_TYPES = ("dense", "relu", "identity", "batchnorm1d")
 DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
@@ -436,9 +446,10 @@ def server(pr, local, bugs, first=None):
 
 
 def replay(spec, bugs=frozenset(), state=None):
-    """The spec (given schedule) run: (trace, w, v, None).  state (a dict,
-    optional) receives "epochs" (passes of every ALA run, in order) and
-    "W" (the final W_i)."""
+    """The spec (given schedule) run: (trace, w, v, None), v every
+    client's latest Theta_hat (l. 19).  state (a dict, optional) receives
+    "epochs" (passes of every ALA run, in order), "W" (the final W_i) and
+    "trained" (every Theta_i after its last local training)."""
     bugs = frozenset(bugs)
     hp, sw = settings(spec["algorithm"])
     unit = sw["fedala.p_unit"]
@@ -454,6 +465,10 @@ def replay(spec, bugs=frozenset(), state=None):
     N = len(pr.clients)
     # req: fedala.alg1.l1
     V = [list(w) for _ in range(N)]
+    # req: fedala.alg1.l19
+    # the reported models: each client's latest Theta_hat (Theta^0 before
+    # its first ALA, l. 1)
+    reported = [list(w) for _ in range(N)]
     # req: fedala.alg1.l2
     Ws = [[Fraction(1)] * pr.P for _ in range(N)]
     rng = ala_range(pr, hp["fedala.p"], unit, bugs)
@@ -507,6 +522,7 @@ def replay(spec, bugs=frozenset(), state=None):
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
                 hats[i] = hat
+                reported[i] = hat
                 if i in outside:
                     if "outsider-keeps" not in bugs:
                         V[i] = hat
@@ -526,6 +542,7 @@ def replay(spec, bugs=frozenset(), state=None):
                 trace.emit("note", "train", t, i, None, "ala_epochs",
                            [Fraction(e)])
                 trace.emit("note", "train", t, i, None, "W_i", Ws[i])
+                reported[i] = hat
             trace.emit("client_begin", "train", t, i, 0, "theta_i", hat)
             if "step-extra" in bugs:
                 steps = list(steps) + list(steps[:1])
@@ -546,4 +563,5 @@ def replay(spec, bugs=frozenset(), state=None):
         w = tidy(server(pr, local, bugs, first))
         trace.emit("server", "train", t, None, None, "w", w)
     st["W"] = Ws
-    return trace, w, V, None
+    st["trained"] = V
+    return trace, w, (V if "report-trained" in bugs else reported), None

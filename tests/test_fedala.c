@@ -119,8 +119,40 @@ START_TEST(test_start_phase_by_hand)
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 2, 0),
                         1.0);
     ck_assert_double_eq(value_of(&tj, PFLREF_EV_NOTE, "W_i", 2, 0), W);
-    /* client 1 never ALA'd: its W_1 stays 1, its Θ_1 = 1 */
-    ck_assert_double_eq(r->v[1], 1.0);
+    /* client 1 never ALA'd: its W_1 stays 1, and the model reported for
+     * it (l. 19: its latest Θ̂_1) is Θ_1⁰ = Θ⁰ = 0 (l. 1), not the Θ_1 = 1
+     * it trained to in round 0 */
+    ck_assert_double_eq(r->v[1], 0.0);
+    pflref_trajectory_free(&tj);
+    pflref_run_result_free(r);
+}
+END_TEST
+
+/* Alg. 1 l. 19 returns Θ̂_i: the reported v_0 is client 0's Θ̂ of its last
+ * round (round 2's CLIENT_BEGIN, after ALA and before the local step),
+ * not its trained Θ_0 (round 2's CLIENT_END).  Round 2 of the hand
+ * example: Θ = Θ_0 = 1.74032 (client 0 trained alone in round 1), so ALA
+ * leaves Θ̂_0 = 1.74032, and the step on sample 1 (x = 2, y = 3) gives
+ * 1.74032 − 0.25·2·2·(2·1.74032 − 3) = 1.25968. */
+START_TEST(test_reports_theta_hat)
+{
+    /* req: fedala.alg1.l19 */
+    pflref_trajectory tj;
+    pflref_run_result *r = run_hand("", "0.5", "", &tj);
+    const double hat = value_of(&tj, PFLREF_EV_CLIENT_BEGIN, "theta_i", 2, 0);
+    const double trained =
+        value_of(&tj, PFLREF_EV_CLIENT_END, "theta_i", 2, 0);
+    ck_assert_msg(fabs(hat - 1.74032) < 1e-14, "Θ̂_0 = %.17g", hat);
+    ck_assert_msg(fabs(trained - 1.25968) < 1e-14, "Θ_0 = %.17g", trained);
+    ck_assert_msg(r->v[0] == hat, "v_0 = %.17g, Θ̂_0 = %.17g", r->v[0], hat);
+    /* the "personalized" evaluation is Θ̂_0's: client 0's squared loss on
+     * x = (1, 2), y = (2, 3) at 1.74032: (0.25968² + 0.48064²)/2 */
+    ck_assert_int_ge(r->n_eval, 2);
+    ck_assert_str_eq(r->eval[1].label, "personalized");
+    const double loss = (0.25968 * 0.25968 + 0.48064 * 0.48064) / 2.0;
+    ck_assert_msg(fabs(r->eval[1].train[0].loss - loss) < 1e-14,
+                  "personalized loss %.17g, expected %.17g",
+                  r->eval[1].train[0].loss, loss);
     pflref_trajectory_free(&tj);
     pflref_run_result_free(r);
 }
@@ -251,12 +283,13 @@ START_TEST(test_ala_on_every_client)
     ck_assert(value_of(&tj, PFLREF_EV_NOTE, "ala_epochs", 1, 1) == 2.0);
     pflref_run_result_free(r);
     pflref_trajectory_free(&tj);
-    /* participants: client 1 untouched, its list not given */
+    /* participants: client 1 untouched, its list not given; it ran no
+     * ALA, so its reported model is Θ⁰ = 0 (l. 1, l. 19) */
     snprintf(text, sizeof text, ALL_FMT, "", "[[[1]]]");
     spec = tu_spec(text);
     r = tu_run(spec, NULL);
     pflref_spec_free(spec);
-    ck_assert(r->v[1] == 1.0);
+    ck_assert(r->v[1] == 0.0);
     pflref_run_result_free(r);
     /* the preset */
     pflref_hyper h;
@@ -460,6 +493,7 @@ Suite *fedala_suite(void)
     tcase_add_loop_test(tc, test_worked_vectors, 0,
                         (int)(sizeof VECTORS / sizeof VECTORS[0]));
     tcase_add_test(tc, test_start_phase_by_hand);
+    tcase_add_test(tc, test_reports_theta_hat);
     tcase_add_test(tc, test_clip_both_ways);
     tcase_add_test(tc, test_sum_first_returns);
     tcase_add_test(tc, test_presets);

@@ -22,6 +22,12 @@ below the threshold (at most max_epochs passes); in later rounds it makes
 one pass, whether the client ran ALA before or not.  Nothing happens in
 the first round.
 Then the scheduled SGD steps from Theta_hat give the new Theta_i.
+What the run returns as the clients' personal models ("v") is Algorithm
+1's output, the models ALA produced: for each client the Theta_hat of its
+last ALA, taken before that round's local training (the start model w0 if
+it never had one; where ALA did nothing, its local model as it stood).
+The authors' and PFLlib's servers evaluate the same models: evaluate()
+runs right after send_models, before the clients train.
 Switches (the authors' code; presets official and pfllib):
   fedala.skip = sum_first  no ALA (not even the overwrite of the lower
                            layers) when the first parameter tensor's
@@ -71,7 +77,7 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-uniform-server", "fedala-ala-participants-only",
         "fedala-outsider-model-kept", "fedala-lr-per-round",
         "fedala-bn-start-from-global", "fedala-bn-server-average",
-        "fedala-bn-ala-tracks")
+        "fedala-bn-ala-tracks", "fedala-report-trained")
 
 
 def _base():
@@ -241,6 +247,7 @@ def run(spec, clients, w0, log, bug):
                                "bn.aggregate %r" % cfg["bn.aggregate"])
     theta = np.array(w0, dtype=float)
     local = [theta.copy() for _ in clients]
+    latest = [theta.copy() for _ in clients]    # each client's last Theta_hat
     weights = [np.ones_like(theta) for _ in clients]
     started = set()
     everyone = (cfg["fedala.ala_clients"] == "all"
@@ -273,6 +280,7 @@ def run(spec, clients, w0, log, bug):
             started.add(i)
         log("note", "train", "ala_epochs", [made], round=t, client=i)
         log("note", "train", "W_i", weights[i], round=t, client=i)
+        latest[i] = hat
         return hat
 
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
@@ -314,4 +322,6 @@ def run(spec, clients, w0, log, bug):
             # a deepcopy of the first upload, its parameters averaged
             theta = np.where(own, uploads[base.first_upload(rnd, rnd["clients"])], theta)
         log("server", "train", "w", theta, round=t)
-    return {"w": theta, "v": np.array(local)}
+    if bug == "fedala-report-trained":
+        return {"w": theta, "v": np.array(local)}
+    return {"w": theta, "v": np.array(latest)}

@@ -42,6 +42,11 @@ lists (one pass in batches).
                  client outside the round takes Θ̂_i's parameters and keeps
                  its own running statistics
 
+Every vector's final v is each client's latest Θ̂_i (Alg. 1 l. 19: the
+model after its last ALA, before that round's local training; w⁰ for a
+client that never ran ALA), asserted to differ from the trained Θ_i^T
+(flag fedala-reported-model on every vector).
+
     /usr/bin/python3 golden/fedala/make_fedala.py [OUTDIR]
 """
 import os
@@ -189,6 +194,15 @@ def make(vid, fname, title, description, algorithm, rounds, flags, mutants,
             state["margins"]
     if check is not None:
         check(spec, result, state)
+    # Alg. 1 l. 19: v is each client's latest Θ̂_i, and on every vector it
+    # differs from the trained Θ_i^T by far more than the tolerance (the
+    # flag fedala-reported-model, bug report-trained, on every vector)
+    gap = max(abs(a - b) for hat, th in zip(result[2], state["trained"])
+              for a, b in zip(hat, th))
+    assert gap > 1e3 * tol["atol"], (vid, float(gap))
+    flags = list(flags) + ["fedala-reported-model"]
+    mutants = dict(mutants, **{"fedala-reported-model":
+                               ALL_MUTANTS["fedala-reported-model"]})
     exp = pg.checked_expected(vid, tol, flags, mutants, result,
                               lambda bugs: xa.replay(spec, bugs),
                               lambda trace, w, v, alpha: (trace, w, v))

@@ -20,7 +20,10 @@
  *   l. 16      Θ_i^t ← Θ̂_i − α ∇L(Θ̂_i; D_i): local training from Θ̂_i
  *   l. 17      it sends Θ_i^t to the server
  *   l. 18    Θ^t ← Σ_{i∈I^t} (k_i / Σ_{j∈I^t} k_j) Θ_i^t
- *   l. 19  return Θ̂_1 … Θ̂_N (pflref reports Θ_i^T, final.v)
+ *   l. 19  return Θ̂_1 … Θ̂_N: the reported personal models (final.v and
+ *          the "personalized" evaluation) are the Θ̂_i, each client's
+ *          latest l. 15 output (before that round's local training), not
+ *          the trained Θ_i^T; see e) below
  * Eq. (5) with σ: W_i ← clip_[0,1](W_i − η (∇_{Θ̂_i} L(Θ̂_i; D_i^s)) ⊙
  * (Θ − Θ_i)), the chain rule through Eq. (4), one step per batch of
  * D_i^s, Θ̂_i re-formed after each step.
@@ -41,9 +44,23 @@
  *      whatever W_i).
  *   d) p counts layers from the output (a layer's weight and bias
  *      together); W_i covers their entries, initialised to ones.
+ *   e) l. 19 returns Θ̂_i, defined by the box for the clients of I^T only;
+ *      here every client's latest Θ̂_i: for a client of the last round
+ *      (every client under fedala.ala_clients = all) that round's, for
+ *      another the Θ̂_i of the last round it ran ALA in, and Θ_i⁰ = Θ⁰
+ *      (l. 1) for a client that never did (no ALA runs in the first
+ *      round, where Θ̂_i = Θ_i = Θ⁰ anyway).  Under fedala.skip =
+ *      sum_first a returning ALA leaves Θ̂_i = Θ_i^{t−1} (ALA.py:82 leaves
+ *      the model as it is).  The authors' server (serverALA.py:45-50) and
+ *      PFLlib's (serverala.py:26-31) evaluate the clients' models right
+ *      after send_models, i.e. after ALA and before training, so they
+ *      report Θ̂_i too: no code reports Θ_i^T, and there is no switch.
+ *      The trained Θ_i (ALA's Θ_i^{t−1} in the next round) is FedALA's
+ *      own state (ws->local); the state's v_i holds Θ̂_i.
  *
- * Symbols:  Θ ↔ s->w (P)   Θ^{t−1} ↔ ws->theta_t   Θ_i ↔ s->v + i·P
- *           Θ̂_i ↔ ws->theta_hat   Θ − Θ_i ↔ ws->diff   W_i ↔ ws->W + i·P
+ * Symbols:  Θ ↔ s->w (P)   Θ^{t−1} ↔ ws->theta_t   Θ_i ↔ ws->local + i·P
+ *           Θ̂_i ↔ ws->theta_hat (client i's latest: s->v + i·P)
+ *           Θ − Θ_i ↔ ws->diff   W_i ↔ ws->W + i·P
  *           η ↔ fedala.eta   α ↔ hyper->eta   s ↔ fedala.s   p ↔ fedala.p
  *           D_i^s ↔ plan->personal[j]   k_i ↔ clients[i].train.n
  *
@@ -111,8 +128,8 @@
  * Under bn.aggregate = average such a model is refused: ALA weighs
  * parameters(), and a state_dict average has no reading in the code.
  *
- * State: Θ and Θ_i in the state; W_i and whether client i's start phase is
- * done in the work struct (W_i reported per participant as the NOTE
+ * State: Θ and the reported Θ̂_i (v_i) in the state; Θ_i, W_i and whether
+ * client i's start phase is done in the work struct (W_i reported per participant as the NOTE
  * "W_i"; `check --resync` is refused, fedala_resync_gap).
  * Trace: per participant NOTE "ala_epochs" (the passes; 0 when ALA did
  * nothing), NOTE "W_i" (P: 1 off the ALA range), then "theta_i"
@@ -120,6 +137,7 @@
  * fedala.ala_clients = all: first, for every client ascending, NOTE
  * "ala_epochs" and "W_i", and for a client outside the round NOTE
  * "theta_hat" (its new Θ_i = Θ̂_i); then the participants' "theta_i".
+ * Final "v": every client's latest Θ̂_i (l. 19; e) above).
  * Determinism: participants ascending, batches in list order.
  * Cost per round: Σ_{i∈I^t} (ALA passes × |D_i^s| + local steps) gradients.
  */
@@ -154,6 +172,7 @@ typedef struct {
     pflref_work list;        /* the allocations (ref/engine/work.h)        */
     double *theta_t;         /* P: Θ^{t−1}, the round-start global model   */
     double *theta_hat;       /* P: Θ̂_i                                    */
+    double *local;           /* N×P: Θ_i, each client's trained model      */
     double *diff;            /* P: Θ^{t−1} − Θ_i                           */
     double *W;               /* N×P: W_i (1 off the ALA range)             */
     double *g;               /* P: a batch gradient                        */
@@ -171,6 +190,7 @@ static void *fedala_work_alloc(const pflref_problem *problem,
         return NULL;
     ws->theta_t = pflref_work_doubles(&ws->list, P, 1);
     ws->theta_hat = pflref_work_doubles(&ws->list, P, 1);
+    ws->local = pflref_work_doubles(&ws->list, N, P);
     ws->diff = pflref_work_doubles(&ws->list, P, 1);
     ws->W = pflref_work_doubles(&ws->list, N, P);
     ws->g = pflref_work_doubles(&ws->list, P, 1);
@@ -391,13 +411,17 @@ static pflref_status fedala_check(const pflref_problem *problem,
     return check_samples(problem, h, schedule, err);
 }
 
-/* req: fedala.alg1.l2 */
-/* W_i ← 1 for every client (l. 2; entries off the range stay 1 and are
- * never read); the range of ALA from p. */
+/* req: fedala.alg1.l1, fedala.alg1.l2 */
+/* Θ_i⁰ ← Θ⁰ (l. 1: s->v, the reported Θ̂_i, already holds w⁰, the Θ̂_i
+ * of a client that never runs ALA); W_i ← 1 for every client (l. 2;
+ * entries off the range stay 1 and are never read); the range of ALA
+ * from p. */
 static pflref_status fedala_init(pflref_state *s, pflref_error *err)
 {
     (void)err;
     fedala_work *ws = s->extra;
+    for (size_t i = 0; i < s->N; i++)
+        memcpy(ws->local + i * s->P, s->w0, s->P * sizeof *ws->local);
     for (size_t q = 0; q < s->N * s->P; q++)
         ws->W[q] = 1.0;
     ala_range(&s->problem->model, &s->hyper->fedala, ws->range);
@@ -426,7 +450,7 @@ static pflref_status ala_pass(pflref_state *s, size_t i,
 {
     const size_t P = s->P;
     const double eta = s->hyper->fedala.eta;             /* η */
-    const double *theta_i = s->v + i * P;
+    const double *theta_i = ws->local + i * P;
     double *W_i = ws->W + i * P;
     for (size_t q = 0; q < b->nsteps; q++) {
         const size_t *idx = b->idx + b->step_off[q];
@@ -470,7 +494,7 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
     while (first + 1 < m->nblocks && m->blocks[first].is_buffer)
         first++;
     const pflref_block *B = &m->blocks[first];
-    const double *theta_i = s->v + i * s->P;
+    const double *theta_i = ws->local + i * s->P;
     double sum = 0.0, mass = 0.0;
     for (size_t p = B->offset; p < B->offset + B->size; p++) {
         sum += ws->theta_t[p] - theta_i[p];
@@ -480,15 +504,15 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
 }
 
 /* req: fedala.alg1.l7, fedala.alg1.l8_11, fedala.alg1.l12_14, fedala.alg1.l15 */
-/* ALA for client i on D_i^s (b): ws->theta_hat := Θ̂_i, W_i learned;
- * the NOTEs "ala_epochs" and "W_i". */
+/* ALA for client i on D_i^s (b): ws->theta_hat := Θ̂_i, also kept as the
+ * reported v_i (l. 19), W_i learned; the NOTEs "ala_epochs" and "W_i". */
 static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
                          fedala_work *ws, const pflref_trace *trace,
                          pflref_error *err)
 {
     const pflref_fedala_hyper *h = &s->hyper->fedala;
     const size_t P = s->P;
-    const double *theta_i = s->v + i * P;
+    const double *theta_i = ws->local + i * P;
     double epochs = 0.0;
     memcpy(ws->theta_hat, theta_i, P * sizeof *theta_i);
     if (!ala_skips(s, ws, i)) {
@@ -523,6 +547,9 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
         ws->started[i] = 1;
         epochs = (double)e;
     }
+    /* req: fedala.alg1.l19 */
+    /* l. 19: Θ̂_i is what the run reports for client i (final.v) */
+    memcpy(s->v + i * P, ws->theta_hat, P * sizeof *ws->theta_hat);
     const long t = (long)s->t;
     pflref_trace_emit(trace, PFLREF_EV_NOTE, "train", t, (long)i, -1,
                       "ala_epochs", &epochs, 1, EPOCH_LINE);
@@ -558,7 +585,8 @@ static pflref_status fedala_round(pflref_state *s,
                     ws, trace, err);
             if (st != PFLREF_OK)
                 return st;
-            memcpy(s->v + i * P, ws->theta_hat, P * sizeof *ws->theta_hat);
+            memcpy(ws->local + i * P, ws->theta_hat,
+                   P * sizeof *ws->theta_hat);
             if (!part)
                 pflref_trace_emit(trace, PFLREF_EV_NOTE, "train",
                                   (long)s->t, (long)i, -1, "theta_hat",
@@ -568,7 +596,7 @@ static pflref_status fedala_round(pflref_state *s,
     /* req: fedala.alg1.l6 */
     for (size_t q = 0; q < plan->m; q++) {
         const size_t i = plan->clients[q];
-        double *theta_i = s->v + i * P;
+        double *theta_i = ws->local + i * P;
         if (!all) {
             pflref_status st = ala(
                 s, i, plan->personal != NULL ? &plan->personal[q] : NULL, ws,
@@ -600,18 +628,20 @@ static pflref_status fedala_round(pflref_state *s,
      * PFLlib serverbase.py:141) */
     if (pflref_bn_keeps_own(s) && plan->m > 0)
         pflref_bn_copy_buffers(&pr->model, s->accum,
-                               s->v + pflref_bn_first_upload(
+                               ws->local + pflref_bn_first_upload(
                                           plan, plan->clients[0]) * P);
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 
 /* W_i and the start phases are in the NOTE records, but no reload of them
- * is written: a re-synchronised check is refused. */
+ * is written: a re-synchronised check is refused (so is the split of a
+ * client's Θ_i, its last CLIENT_END, from the reported Θ̂_i). */
 static const char *fedala_resync_gap(const pflref_hyper *hyper)
 {
     (void)hyper;
-    return "each client's W_i and whether its start phase is done "
-           "(fedala's ALA state) are not reloaded from a candidate";
+    return "each client's W_i, whether its start phase is done and its "
+           "trained Θ_i (fedala's ALA state; the reported v_i is Θ̂_i) are "
+           "not reloaded from a candidate";
 }
 
 const pflref_algorithm pflref_fedala = {

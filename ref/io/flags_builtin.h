@@ -67,6 +67,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedala-clip",
     "fedala-lower-layers",
     "fedala-range",
+    "fedala-reported-model",
     "fedala-skip",
     "fedala-start-phase",
     "fedala-stop-rule",

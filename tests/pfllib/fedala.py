@@ -18,8 +18,12 @@ pfllib to show the difference.  ALA's random slice offset (ALA.py:73, random.ran
 recorded for every client and given to pflref as the `personal` batches
 (the participants' lists, then under pfllib_run those of the clients
 outside the round, ascending id).
-Compared to 1e-12: the global model (final.w) and every client's model
-(final.v).
+Compared to 1e-12: the global model (final.w); every client's model as
+PFLlib's evaluate() sees it in the last round (serverala.py:26-31:
+right after send_models, i.e. after ALA and before training) against
+pflref's final.v (Alg. 1 l. 19: each client's latest Θ̂_i); and the trained
+model of every participant of the last round (clientala.py's train())
+against pflref's last client_end theta_i of that client.
 Exit 0 agree, 1 differ, 2 cannot run.
 """
 import os
@@ -71,11 +75,14 @@ ONLY = bool(os.environ.get("ONLY_PARTICIPANTS"))
 join = 3 if FULL else 2
 srv = H.server(FedALA, args, clients, join)
 personal = []
+evaluated = []      # the clients' models right after the last send_models
 
 
 def send(s):
     del offsets[:]
     s.send_models()                 # ALA on every client, ascending id
+    # serverala.py:28-31: evaluate() reads these models, before training
+    evaluated[:] = [common.flat(c.model) for c in s.clients]
     lists = []
     for c, off in zip(s.clients, offsets):
         m = int(S / 100 * len(H.du.DATA[c.id]))
@@ -96,6 +103,12 @@ res = H.run(common.spec("fedala", {"kind": "mlp", "d": 2, "h": 2, "k": 1, "bias"
                                    "activation": "identity", "loss": "squared"},
                         raw, w0, alg, rounds))
 pairs = [("w", common.flat(srv.global_model), res["final"]["w"])]
-pairs += [("v_%d" % c.id, common.flat(c.model), res["final"]["v"][c.id]) for c in clients]
+pairs += [("v_%d" % c.id, evaluated[c.id], res["final"]["v"][c.id]) for c in clients]
+# the last round's participants keep their trained model (the others' was
+# overwritten by the last send_models' ALA, which is their v)
+for c in clients:
+    if c.id in rounds[-1]["clients"]:
+        pairs.append(("theta_%d" % c.id, common.flat(c.model),
+                       common.last(res, "client_end", "theta_i", c.id)))
 sys.exit(H.report(pairs, what="%d rounds of %d of 3 clients n = 8, 5, 10, mlp 2-2-1, -ld"
                   % (R, join)))

@@ -17,6 +17,10 @@ as the weights' gradient), with the lines of docs/algorithms/fedala.md:
           later rounds one pass (l. 12)
   l. 16   torch.optim.SGD(lr=α) from Θ̂, one step per scheduled batch
   l. 18   Θ ← Σ n_i Θ_i / Σ n_j over the participants
+  l. 19   the result's v_i: client i's latest Θ̂_i (its model right after
+          its last ALA, before that round's training; w⁰ if it never ran
+          ALA), the model the authors' and PFLlib's servers evaluate
+          (evaluate() follows send_models)
 
 fedala.skip = sum_first and fedala.p_unit = tensors (presets official,
 pfllib) as ALA.py:82, :86, :95; fedala.start = own (the three presets):
@@ -143,6 +147,7 @@ def run(vector_raw):
     theta = flat(glob)
     mask = ala_range(glob, cfg)
     nets = [clone(glob) for _ in prob.clients]      # each client's model
+    latest = [state_flat(n) for n in nets]           # l. 19: its last Θ̂_i
     Ws = [torch.ones_like(theta) for _ in prob.clients]
     trained = [0 for _ in prob.clients]
     started = set()
@@ -165,7 +170,9 @@ def run(vector_raw):
             rec.record("note", "ala_epochs", [made], round=t, client=i)
             rec.record("note", "W_i", weights_record(nets[i], Ws[i]),
                        round=t, client=i)
-            return with_params(nets[i], hat)        # Θ̂_i, Θ_i's buffers
+            out = with_params(nets[i], hat)         # Θ̂_i, Θ_i's buffers
+            latest[i] = state_flat(out)
+            return out
 
         hats = {}
         if every:                     # serverala.py:73-74, send_models
@@ -202,8 +209,8 @@ def run(vector_raw):
                                                                uploads)]))
         rec.server(t, state_flat(glob))
     rec.final("w", state_flat(glob))
-    for i, net in enumerate(nets):
-        rec.final("v", state_flat(net), client=i)
+    for i, hat in enumerate(latest):
+        rec.final("v", hat, client=i)
     return rec.result()
 
 
