@@ -60,7 +60,7 @@ import itertools
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, state_flat)
+                      put_buffers, require_dense_head, state_flat)
 from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone, flat,
                           load_flat, lr_factor, main, plan)
 
@@ -212,15 +212,7 @@ def run(vector_raw):
                           % (", ".join(other) or "opt.state = server",
                              ", ".join(OPT_TAKEN[:-1])))
     prob = bn_problem(raw, "fedpac")
-    kind = prob.model["kind"]
-    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
-            kind == "layers" and (
-                prob.model["layers"][-1]["type"] != "dense"
-                or any(L["type"] == "dropout"
-                       for L in prob.model["layers"]))):
-        raise Unsupported("a %s model (this example builds the mlp without "
-                          "bn and layer lists ending in dense, no dropout)"
-                          % kind)
+    require_dense_head(prob)
     cfg = prob.cfg
     if ocfg["opt.state"] == "client" and cfg["fedpac.eta_phi"] != cfg["eta"]:
         raise Unsupported("opt.state = client with fedpac.eta_phi ≠ eta "

@@ -41,7 +41,7 @@ usage: fedproto_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_bn import bn_problem, state_flat
+from torch_bn import bn_problem, require_dense_head, state_flat
 from torch_common import (Recorder, Unsupported, clone, lr_factor, main,
                           sgd_settings)
 
@@ -102,15 +102,7 @@ def run(vector_raw):
     """FedProto on a golden vector; returns its pflref-result/1 dict."""
     raw, sgd = sgd_settings(vector_raw, "fedproto", PRESETS)
     prob = bn_problem(raw, "fedproto")
-    kind = prob.model["kind"]
-    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
-            kind == "layers" and (
-                prob.model["layers"][-1]["type"] != "dense"
-                or any(L["type"] == "dropout"
-                       for L in prob.model["layers"]))):
-        raise Unsupported("a %s model (this example builds the mlp without "
-                          "bn and layer lists ending in dense, no dropout)"
-                          % kind)
+    require_dense_head(prob)
     if "bn.aggregate" in prob.cfg:
         raise Unsupported("bn.aggregate (no model travels in FedProto)")
     uniform = prob.cfg.get("fedproto.weights", "class_counts") == "uniform"

@@ -50,7 +50,7 @@ import torch
 import torch.nn.functional as F
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, state_flat)
+                      put_buffers, require_dense_head, state_flat)
 from torch_common import (Recorder, Unsupported, clone, constant_steps,
                           main, plan, sgd_settings, weights)
 
@@ -115,15 +115,7 @@ def run(vector_raw):
     raw, sgd = sgd_settings(vector_raw, "moon", PRESETS)
     prob = bn_problem(raw, "moon")
     constant_steps(prob.cfg, "moon")
-    kind = prob.model["kind"]
-    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
-            kind == "layers" and (
-                prob.model["layers"][-1]["type"] != "dense"
-                or any(L["type"] == "dropout"
-                       for L in prob.model["layers"]))):
-        raise Unsupported("a %s model (this example builds the mlp without "
-                          "bn and layer lists ending in dense, no dropout)"
-                          % kind)
+    require_dense_head(prob)
     agg = prob.cfg.get("bn.aggregate", "average")
     if agg not in ("average", "parameters_only"):
         raise Unsupported("bn.aggregate %r" % agg)

@@ -192,6 +192,22 @@ def bn_problem(vector_raw, algorithm):
     return prob
 
 
+def require_dense_head(prob):
+    """Refuse the models a representation-based example (MOON, FedProto,
+    FedPAC: a body, then a dense head) does not build: anything but the
+    mlp without its own bn flag, or a layer list that ends in a dense
+    layer and holds no dropout."""
+    kind = prob.model["kind"]
+    layers = prob.model.get("layers", [])
+    if kind not in ("mlp", "layers") or prob.model.get("bn") or (
+            kind == "layers" and (
+                layers[-1]["type"] != "dense"
+                or any(L["type"] == "dropout" for L in layers))):
+        raise Unsupported("a %s model (this example builds the mlp without "
+                          "bn and layer lists ending in dense, no dropout)"
+                          % kind)
+
+
 def first_uploader(rnd, clients):
     """The client whose running statistics the global model takes under
     bn.aggregate = parameters_only (PFLlib's deepcopy of the first
