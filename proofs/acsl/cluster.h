@@ -35,3 +35,54 @@
         \forall integer u; 0 <= u < m && in_tree[u] != 0 ==>
             !edge_first(alpha, m, u, v, link[v], v);
  */
+
+/* The tree Prim builds is rooted at item 0: a ghost rank, the order in
+ * which Prim adds the vertices (0 for the root, `added` for the vertex the
+ * added-th join brings in; a vertex not yet joined keeps its index, its
+ * parent the root), decreases strictly from every vertex v ≠ 0 to its
+ * parent.  So every walk up the tree from v reaches 0 within rank(v) < m
+ * steps: `parent` is acyclic, a tree rooted at 0 on all m vertices.  The
+ * rank is ghost memory (no code reads or builds it); it is `long long`, so
+ * WP's typed memory model keeps it apart from the size_t, byte and double
+ * arrays of the code without a separation hypothesis.  Its 2^32 entries
+ * cover every m with m·m ≤ SIZE_MAX (lemma square_fits_rank). */
+/*@ ghost long long prim_rank[4294967296]; */
+
+/*@ lemma square_fits_rank: \forall integer m; 0 <= m &&
+        m * m <= 18446744073709551615 ==> m <= 4294967295;
+ */
+
+/*@ predicate ranked_tree{L}(size_t *parent, integer m) =
+        (\forall integer v; 0 <= v < m ==> 0 <= prim_rank[v] < m) &&
+        (\forall integer v; 1 <= v < m ==>
+             parent[v] < m && prim_rank[parent[v]] < prim_rank[v]);
+ */
+
+/* The subtree of c in the tree `parent` rooted at 0: c itself, and every
+ * v ≠ 0 whose parent is in it; i.e. the vertices whose walk up the tree
+ * meets c before the root.  In a tree (ranked_tree) it is the component
+ * of c once the edge (parent[c], c) is removed: subtree_side proves that
+ * (parent[c], c) is the only tree edge whose two ends it separates. */
+/*@ inductive in_subtree{L}(size_t *parent, integer c, integer v) {
+      case subtree_top{L}: \forall size_t *parent, integer c;
+          in_subtree(parent, c, c);
+      case subtree_below{L}: \forall size_t *parent, integer c, v;
+          v != 0 && v != c && in_subtree(parent, c, parent[v]) ==>
+          in_subtree(parent, c, v);
+    }
+ */
+
+/* The bipartition of Algorithm 1 as the C forms it: side 1 is exactly the
+ * subtree of c (side[v] ∈ {0, 1}). */
+/*@ predicate subtree_sides{L}(size_t *parent, integer m, integer c,
+                               unsigned char *side) =
+        \forall integer v; 0 <= v < m ==>
+            (side[v] == 1 <==> in_subtree(parent, c, v));
+ */
+
+/* (parent[c], c) is the last tree edge in edge_first's order. */
+/*@ predicate last_edge{L}(double *alpha, integer m, size_t *parent,
+                           integer c) =
+        \forall integer v; 1 <= v < m ==>
+            !edge_first(alpha, m, parent[c], c, parent[v], v);
+ */

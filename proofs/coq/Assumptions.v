@@ -24,3 +24,4 @@ Print Assumptions sample_mean_variance.
 Print Assumptions crossing_edge.
 Print Assumptions cross_after.
 Print Assumptions bipartition_optimal.
+Print Assumptions subtree_components.

@@ -130,3 +130,126 @@ Proof.
 Qed.
 
 End Bipartition.
+
+(* The C's sides are the components (the hypothesis `components` above).
+
+   optimal_bipartition (ref/engine/cluster.c) takes side 1 to be the
+   subtree of c in Prim's tree: the ACSL predicate in_subtree of
+   proofs/acsl/cluster.h, which WP proves the C computes (subtree_side's
+   postcondition `subtree`), defined here the same way: c, and every
+   v ≠ r (the root, item 0) whose parent is in it.  WP also proves that
+   Prim's parent array is a tree rooted at r (ranked_tree: a rank that
+   falls strictly from every v ≠ r to its parent).  Under that hypothesis,
+   subtree_components proves that the subtree of c is one component of the
+   tree less its edge (parent c, c) and the rest the other: two items are on
+   the same side exactly when the remaining tree edges join them, which is
+   `components` for the forest F = tree less that edge.  (That F is the
+   forest of Algorithm 1's first k pairs, Kruskal stopped at two
+   components, is the uniqueness of the maximum spanning tree under a
+   strict order: argued in cluster.c's header, not proved here.) *)
+
+Section Subtree.
+
+Local Open Scope nat_scope.
+
+Variable V : Type.
+Variable r c : V.
+Variable parent : V -> V.
+Variable rank : V -> nat.
+
+Hypothesis eq_dec : forall x y : V, {x = y} + {x <> y}.
+Hypothesis c_not_root : c <> r.
+Hypothesis ranked : forall v, v <> r -> rank (parent v) < rank v.
+
+Inductive in_subtree : V -> Prop :=
+| subtree_top : in_subtree c
+| subtree_below v : v <> r -> v <> c -> in_subtree (parent v) -> in_subtree v.
+
+(* F: the tree edges (parent v, v), v ≠ r, less the edge of c. *)
+Variable F : list (V * V).
+Hypothesis forest : forall x y, In (x, y) F <-> y <> r /\ y <> c /\ x = parent y.
+
+Variable D : V -> bool.
+Hypothesis D_subtree : forall v, D v = true <-> in_subtree v.
+
+Lemma joined_trans x y z : joined V F x y -> joined V F y z -> joined V F x z.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH]; intro Hz; auto.
+  - exact (joined_fwd V F x y' z H (IH Hz)).
+  - exact (joined_bwd V F x y' z H (IH Hz)).
+Qed.
+
+Lemma joined_sym x y : joined V F x y -> joined V F y x.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH].
+  - apply joined_here.
+  - apply (joined_trans w y' x IH).
+    apply (joined_bwd V F y' x x H), joined_here.
+  - apply (joined_trans w y' x IH).
+    apply (joined_fwd V F y' x x H), joined_here.
+Qed.
+
+Lemma subtree_step v : v <> r -> v <> c -> (in_subtree v <-> in_subtree (parent v)).
+Proof.
+  intros Hr Hc; split.
+  - intro H; inversion H as [Hv | w _ _ Hp]; [now elim Hc | exact Hp].
+  - intro Hp; exact (subtree_below v Hr Hc Hp).
+Qed.
+
+Lemma root_outside : ~ in_subtree r.
+Proof.
+  intro H; inversion H as [Hv | w Hr _ _]; [exact (c_not_root Hv) | now elim Hr].
+Qed.
+
+(* Every item is joined, by F, to c when it is in the subtree, else to r:
+   by induction on its rank. *)
+Lemma joined_top n : forall v, rank v = n ->
+  (in_subtree v -> joined V F v c) /\ (~ in_subtree v -> joined V F v r).
+Proof.
+  induction n as [n IH] using lt_wf_ind; intros v Hn.
+  destruct (eq_dec v c) as [-> | Hc].
+  { split; intro H; [apply joined_here | elim H; apply subtree_top]. }
+  destruct (eq_dec v r) as [-> | Hr].
+  { split; intro H; [elim (root_outside H) | apply joined_here]. }
+  assert (Hedge : In (parent v, v) F) by (apply forest; auto).
+  assert (Hlt : rank (parent v) < n) by (rewrite <- Hn; apply ranked, Hr).
+  destruct (IH (rank (parent v)) Hlt (parent v) eq_refl) as [Hin Hout].
+  split; intro H.
+  - apply (joined_bwd V F v (parent v) c Hedge), Hin.
+    exact (proj1 (subtree_step v Hr Hc) H).
+  - apply (joined_bwd V F v (parent v) r Hedge), Hout.
+    intro Hp; exact (H (proj2 (subtree_step v Hr Hc) Hp)).
+Qed.
+
+Lemma edge_same x y : In (x, y) F -> D x = D y.
+Proof.
+  intro H; apply forest in H as (Hr & Hc & ->).
+  pose proof (subtree_step y Hr Hc) as Hs.
+  destruct (D (parent y)) eqn:Ep, (D y) eqn:Ey; auto.
+  - apply D_subtree in Ep; apply Hs, D_subtree in Ep; congruence.
+  - apply D_subtree in Ey; apply Hs, D_subtree in Ey; congruence.
+Qed.
+
+(* req: cfl.alg1.l7 *)
+Theorem subtree_components x y : D x = D y <-> joined V F x y.
+Proof.
+  split.
+  - intro Hxy.
+    destruct (joined_top (rank x) x eq_refl) as [Hxi Hxo].
+    destruct (joined_top (rank y) y eq_refl) as [Hyi Hyo].
+    destruct (D x) eqn:Ex.
+    + assert (Ix : in_subtree x) by (apply D_subtree; exact Ex).
+      assert (Iy : in_subtree y) by (apply D_subtree; congruence).
+      exact (joined_trans x c y (Hxi Ix) (joined_sym y c (Hyi Iy))).
+    + assert (Ix : ~ in_subtree x)
+        by (intro I; apply D_subtree in I; congruence).
+      assert (Iy : ~ in_subtree y)
+        by (intro I; apply D_subtree in I; congruence).
+      exact (joined_trans x r y (Hxo Ix) (joined_sym y r (Hyo Iy))).
+  - induction 1 as [x | x y' z H _ IH | x y' z H _ IH].
+    + reflexivity.
+    + rewrite (edge_same x y' H); exact IH.
+    + rewrite <- (edge_same y' x H); exact IH.
+Qed.
+
+End Subtree.

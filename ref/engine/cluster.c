@@ -110,9 +110,11 @@ pflref_status pflref_cluster_similarity(const double *X, size_t P,
 
 /* The kernels of the bipartition below carry ACSL contracts, proved by
  * Frama-C WP with runtime-error guards (proofs/README.md): every index
- * they form is in bounds, each writes only the arrays it names, the
- * subtree walk terminates and gives two non-empty sides.  alpha is m×m with
- * m·m ≤ SIZE_MAX (the caller allocated it). */
+ * they form is in bounds, each writes only the arrays it names, Prim's
+ * parent array is a tree rooted at item 0 (a ghost rank, the order of the
+ * joins, falls along every tree edge), and side 1 is the subtree of the
+ * last tree edge's child: the component of that child once the edge is
+ * removed.  alpha is m×m with m·m ≤ SIZE_MAX (the caller allocated it). */
 
 /* The row-major position of the upper-triangle entry of (a, b): a·m + b
  * when a < b, else b·m + a (complete linkage keeps its cluster links
@@ -198,6 +200,66 @@ static size_t prim_next(const double *alpha, size_t m,
     return best;
 }
 
+/* Prim's key update after `best` joined the tree: a vertex off the tree
+ * takes `best` as its best tree vertex when the edge to it comes first
+ * (its loop, moved out of max_spanning_tree, unchanged). */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(alpha + (0 .. m * m - 1));
+    requires \valid_read(in_tree + (0 .. m - 1));
+    requires \valid(link + (0 .. m - 1));
+    requires \separated(link + (0 .. m - 1), in_tree + (0 .. m - 1));
+    requires best < m && in_tree[best] == 1;
+    requires \forall integer w; 0 <= w < m ==> link[w] < m;
+    requires \forall integer w; 0 <= w < m && in_tree[w] == 0 ==>
+        in_tree[link[w]] != 0;
+    requires best_link_rest: \forall integer w, u; 0 <= w < m &&
+        in_tree[w] == 0 && 0 <= u < m && in_tree[u] != 0 && u != best ==>
+        !edge_first(alpha, m, u, w, link[w], w);
+    assigns link[0 .. m - 1];
+    ensures \forall integer w; 0 <= w < m ==> link[w] < m;
+    ensures \forall integer w; 0 <= w < m && in_tree[w] == 0 ==>
+        in_tree[link[w]] != 0;
+    ensures best_link: \forall integer w; 0 <= w < m && in_tree[w] == 0 ==>
+        best_link(alpha, m, in_tree, link, w);
+ */
+static void prim_keys(const double *alpha, size_t m,
+                      const unsigned char *in_tree, size_t *link, size_t best)
+{
+    /*@ loop invariant 0 <= v <= m;
+        loop invariant in_tree[best] == 1;
+        loop invariant \forall integer w; 0 <= w < m ==> link[w] < m;
+        loop invariant \forall integer w; 0 <= w < m && in_tree[w] == 0
+            ==> in_tree[link[w]] != 0;
+        loop invariant best_link: \forall integer w; 0 <= w < v &&
+            in_tree[w] == 0 ==> best_link(alpha, m, in_tree, link, w);
+        loop invariant best_link_rest: \forall integer w, u;
+            v <= w < m && in_tree[w] == 0 && 0 <= u < m &&
+            in_tree[u] != 0 && u != best ==>
+            !edge_first(alpha, m, u, w, link[w], w);
+        loop assigns v, link[0 .. m - 1];
+        loop variant m - v; */
+    for (size_t v = 0; v < m; v++) {
+        if (in_tree[v])
+            continue;
+        const size_t u = link[v];
+        /*@ assert key: \forall integer t; 0 <= t < m && in_tree[t] != 0
+                && t != best ==> !edge_first(alpha, m, t, v, u, v); */
+        /*@ assert key_best: edge_first(alpha, m, best, v, u, v) ==>
+                \forall integer t; 0 <= t < m && in_tree[t] != 0 ==>
+                !edge_first(alpha, m, t, v, best, v); */
+        /*@ assert sorted_ends:
+                edge_pos(best < v ? best : v, best < v ? v : best, m) ==
+                edge_pos(best, v, m) &&
+                edge_pos(u < v ? u : v, u < v ? v : u, m) ==
+                edge_pos(u, v, m); */
+        if (edge_before(alpha, m, best < v ? best : v,
+                        best < v ? v : best, u < v ? u : v,
+                        u < v ? v : u))
+            link[v] = best;
+        /*@ assert new_key: best_link(alpha, m, in_tree, link, v); */
+    }
+}
+
 /* Prim's algorithm from item 0 under the strict order edge_before: the
  * tree edges (parent[v], v), v ≠ 0.  in_tree and link are its work: link[v]
  * is the best tree vertex for v off the tree.  The test best == m never
@@ -211,25 +273,31 @@ static size_t prim_next(const double *alpha, size_t m,
     requires \valid(parent + (0 .. m - 1)) && \valid(link + (0 .. m - 1));
     requires \separated(parent + (0 .. m - 1), link + (0 .. m - 1),
                         in_tree + (0 .. m - 1));
-    assigns in_tree[0 .. m - 1], parent[0 .. m - 1], link[0 .. m - 1];
+    assigns in_tree[0 .. m - 1], parent[0 .. m - 1], link[0 .. m - 1],
+            prim_rank[0 .. m - 1];
     ensures \forall integer v; 0 <= v < m ==> parent[v] < m;
     ensures \forall integer v; 1 <= v < m ==> parent[v] != v;
+    ensures tree: ranked_tree(parent, m);
  */
 /* req: cfl.alg1.l3, cfl.alg1.l4, cfl.alg1.l6 */
 static void max_spanning_tree(const double *alpha, size_t m,
                               unsigned char *in_tree, size_t *parent,
                               size_t *link)
 {
+    /*@ assert m <= 4294967295; */
     /*@ loop invariant 0 <= v <= m;
         loop invariant \forall integer w; 0 <= w < v ==>
             in_tree[w] == 0 && link[w] == 0 && parent[w] == 0;
+        loop invariant rank_init: \forall integer w; 0 <= w < v ==>
+            prim_rank[w] == w;
         loop assigns v, in_tree[0 .. m - 1], link[0 .. m - 1],
-                     parent[0 .. m - 1];
+                     parent[0 .. m - 1], prim_rank[0 .. m - 1];
         loop variant m - v; */
     for (size_t v = 0; v < m; v++) {
         in_tree[v] = 0;
         link[v] = 0;
         parent[v] = 0;
+        /*@ ghost prim_rank[v] = (long long)v; */
     }
     in_tree[0] = 1;
     /*@ loop invariant 1 <= added <= m;
@@ -241,8 +309,18 @@ static void max_spanning_tree(const double *alpha, size_t m,
             in_tree[link[v]] != 0;
         loop invariant best_link: \forall integer v; 0 <= v < m &&
             in_tree[v] == 0 ==> best_link(alpha, m, in_tree, link, v);
+        loop invariant rank_range: \forall integer v; 0 <= v < m ==>
+            0 <= prim_rank[v] < m;
+        loop invariant rank_root: prim_rank[0] == 0;
+        loop invariant rank_off: \forall integer v; 1 <= v < m &&
+            in_tree[v] == 0 ==> parent[v] == 0 && prim_rank[v] >= 1;
+        loop invariant rank_edge: \forall integer v; 1 <= v < m &&
+            in_tree[v] != 0 ==> in_tree[parent[v]] != 0 &&
+            prim_rank[parent[v]] < prim_rank[v];
+        loop invariant rank_joined: \forall integer v; 0 <= v < m &&
+            in_tree[v] != 0 ==> prim_rank[v] < added;
         loop assigns added, in_tree[0 .. m - 1], parent[0 .. m - 1],
-                     link[0 .. m - 1];
+                     link[0 .. m - 1], prim_rank[0 .. m - 1];
         loop variant m - added; */
     for (size_t added = 1; added < m; added++) {
         /* the best edge from the tree to a vertex off it */
@@ -254,39 +332,9 @@ static void max_spanning_tree(const double *alpha, size_t m,
                 !edge_first(alpha, m, u, w, link[best], best); */
         in_tree[best] = 1;
         parent[best] = link[best];
+        /*@ ghost prim_rank[best] = (long long)added; */
         /* vertices off the tree: is the edge to `best` better? */
-        /*@ loop invariant 0 <= v <= m;
-            loop invariant in_tree[best] == 1;
-            loop invariant \forall integer w; 0 <= w < m ==> link[w] < m;
-            loop invariant \forall integer w; 0 <= w < m && in_tree[w] == 0
-                ==> in_tree[link[w]] != 0;
-            loop invariant best_link: \forall integer w; 0 <= w < v &&
-                in_tree[w] == 0 ==> best_link(alpha, m, in_tree, link, w);
-            loop invariant best_link_rest: \forall integer w, u;
-                v <= w < m && in_tree[w] == 0 && 0 <= u < m &&
-                in_tree[u] != 0 && u != best ==>
-                !edge_first(alpha, m, u, w, link[w], w);
-            loop assigns v, link[0 .. m - 1];
-            loop variant m - v; */
-        for (size_t v = 0; v < m; v++) {
-            if (in_tree[v])
-                continue;
-            const size_t u = link[v];
-            /*@ assert key: \forall integer t; 0 <= t < m && in_tree[t] != 0
-                    && t != best ==> !edge_first(alpha, m, t, v, u, v); */
-            /*@ assert key_best: edge_first(alpha, m, best, v, u, v) ==>
-                    \forall integer t; 0 <= t < m && in_tree[t] != 0 ==>
-                    !edge_first(alpha, m, t, v, best, v); */
-            /*@ assert sorted_ends:
-                    edge_pos(best < v ? best : v, best < v ? v : best, m) ==
-                    edge_pos(best, v, m) &&
-                    edge_pos(u < v ? u : v, u < v ? v : u, m) ==
-                    edge_pos(u, v, m); */
-            if (edge_before(alpha, m, best < v ? best : v,
-                            best < v ? v : best, u < v ? u : v,
-                            u < v ? v : u))
-                link[v] = best;
-        }
+        prim_keys(alpha, m, in_tree, link, best);
     }
 }
 
@@ -324,18 +372,21 @@ static size_t last_tree_edge(const double *alpha, size_t m,
 
 /* side[v] = 1 when the walk up the tree from v meets `cut` before the root
  * 0: the subtree of cut.  In a tree every walk reaches 0 or cut within
- * m − 1 steps, so the bound of m steps never binds; it makes the walk's
- * termination evident. */
+ * m − 1 steps (the rank falls at each step), so the bound of m steps never
+ * binds; it makes the walk's termination evident. */
 /*@ requires 2 <= m && 1 <= cut < m;
     requires \valid_read(parent + (0 .. m - 1));
-    requires \forall integer v; 0 <= v < m ==> parent[v] < m;
+    requires tree: ranked_tree(parent, m);
     requires \valid(side + (0 .. m - 1));
     requires \separated(side + (0 .. m - 1), parent + (0 .. m - 1));
     assigns side[0 .. m - 1];
     ensures side[0] == 0 && side[cut] == 1;
     ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
-    ensures \forall integer v; 0 <= v < m && v != 0 && parent[v] == cut
-        ==> side[v] == 1;
+    // req: cfl.alg1.l7 (the two sides: the subtree of cut and the rest)
+    ensures subtree: subtree_sides(parent, m, cut, side);
+    ensures cut_only: \forall integer v; 1 <= v < m && v != cut ==>
+        side[v] == side[parent[v]];
+    ensures cut_separates: side[parent[cut]] == 0;
  */
 static void subtree_side(const size_t *parent, size_t m, size_t cut,
                          unsigned char *side)
@@ -343,19 +394,18 @@ static void subtree_side(const size_t *parent, size_t m, size_t cut,
     /*@ loop invariant 0 <= v <= m;
         loop invariant \forall integer w; 0 <= w < v ==>
             side[w] == 0 || side[w] == 1;
-        loop invariant 0 < v ==> side[0] == 0;
-        loop invariant cut < v ==> side[cut] == 1;
-        loop invariant \forall integer w; 0 <= w < v && w != 0 &&
-            parent[w] == cut ==> side[w] == 1;
+        loop invariant subtree: \forall integer w; 0 <= w < v ==>
+            (side[w] == 1 <==> in_subtree(parent, cut, w));
+        loop invariant below_cut: \forall integer w; 0 <= w < v &&
+            side[w] == 1 ==> prim_rank[cut] <= prim_rank[w];
         loop assigns v, side[0 .. m - 1];
         loop variant m - v; */
     for (size_t v = 0; v < m; v++) {
         size_t u = v;
         /*@ loop invariant 0 <= step <= m && u < m;
-            loop invariant v == 0 ==> u == 0;
-            loop invariant v == cut ==> u == cut;
-            loop invariant v != 0 && parent[v] == cut ==>
-                (step == 0 && u == v) || u == cut;
+            loop invariant walk_rank: prim_rank[u] + step <= prim_rank[v];
+            loop invariant walk_subtree:
+                in_subtree(parent, cut, u) <==> in_subtree(parent, cut, v);
             loop assigns step, u;
             loop variant m - step; */
         for (size_t step = 0; step < m && u != 0 && u != cut; step++)
@@ -371,11 +421,14 @@ static void subtree_side(const size_t *parent, size_t m, size_t cut,
     requires \valid(side + (0 .. m - 1));
     requires \valid(iwork + (0 .. 2 * m - 1));
     requires \separated(side + (0 .. m - 1), iwork + (0 .. 2 * m - 1));
-    assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1];
+    assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1], prim_rank[0 .. m - 1];
     // req: cfl.alg1.l7 (two non-empty complementary sets)
     ensures side[0] == 0;
     ensures \exists integer c; 1 <= c < m && side[c] == 1;
     ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+    ensures tree: ranked_tree(iwork, m);
+    ensures sides: \exists integer c; 1 <= c < m &&
+        last_edge(alpha, m, iwork, c) && subtree_sides(iwork, m, c, side);
  */
 /* req: cfl.alg1.opt, cfl.alg1.l7 */
 static void optimal_bipartition(const double *alpha, size_t m,
@@ -387,6 +440,8 @@ static void optimal_bipartition(const double *alpha, size_t m,
     const size_t cut = last_tree_edge(alpha, m, parent);
     /* side 1: the subtree of `cut` in the tree rooted at item 0 */
     subtree_side(parent, m, cut, side);
+    /*@ assert sides: last_edge(alpha, m, parent, cut) &&
+            subtree_sides(parent, m, cut, side); */
 }
 
 /* Cluster membership update: every item of cluster B joins cluster A. */

@@ -125,7 +125,8 @@ def other_trust(root):
     out = []
     for rel in source_files(root):
         src = open(os.path.join(root, rel), encoding="utf-8").read()
-        for m in re.finditer(r"^/\*@\s*ghost\s+[^;]*?(\w+)\s*;", src, re.M):
+        for m in re.finditer(r"^/\*@\s*ghost\s+[^;]*?(\w+)\s*(?:\[[^\]]*\]\s*)*;",
+                             src, re.M):
             out.append((rel, src.count("\n", 0, m.start()) + 1, m.group(1)))
         for m in re.finditer(r"\baxiomatic\s+(\w+)", src):
             out.append((rel, src.count("\n", 0, m.start()) + 1, m.group(1)))
