@@ -196,7 +196,7 @@ def formula_lines(alg, box):
     parts = alg.split("-")
     # every tag of the page's algorithms, in any of their files (fedsim's
     # lines are cited in fedalt.c)
-    tag = re.compile(rf"\b(?:{'|'.join(map(re.escape, parts))})\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)\b")
+    tag = re.compile(rf"\b(?:{'|'.join(map(re.escape, parts))})\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)(?:_(\d+))?\b")
     for part in parts:
         path = os.path.join(ROOT, "ref", "algorithms", part + ".c")
         if not os.path.exists(path):
@@ -223,8 +223,8 @@ def formula_lines(alg, box):
                     return None
                 if "req:" not in src[j]:
                     continue
-                keys = [box_key(box, m.group(1), m.group(2), int(m.group(3)))
-                        for m in tag.finditer(src[j])]
+                keys = [box_key(box, m.group(1), m.group(2), n)
+                        for m in tag.finditer(src[j]) for n in id_lines(m)]
                 if keys:      # the first of the tag's lines this box shows
                     return next((k for k in keys if k in box), keys[0])
             return None
@@ -307,6 +307,8 @@ def trace_lines(pflref, vector, formulas=None, box=None, page=None):
             last = int(g.group(3)) if g.group(3) and int(g.group(3)) - int(g.group(2)) < 4 else int(g.group(2))
             span += [box_key(box or {}, g.group(1), None, k) for k in range(int(g.group(2)), last + 1)]
         span += shared
+        if bracket:      # one statement over several lines (lines.SPREAD)
+            span += list(lines.SPREAD.get((page, bracket.group(1).split(":")[0] + ":"), ()))
         span = [k for k in dict.fromkeys(span) if k == line or k in (box or {})]
         for at in span:
             if name:
@@ -415,6 +417,14 @@ def tests_section(test):
             f"<ul>{items}</ul>")
 
 
+def id_lines(m):
+    """The box lines a requirement id's match names: l<n>, or the range
+    l<a>_<b> of one statement the box spreads over lines a to b (FedALA's
+    l. 8-11: "if t = 2: while … not converged: Eq. (5); σ")."""
+    a = int(m.group(3))
+    return range(a, int(m.group(4) or a) + 1)
+
+
 def box_key(box, k, procedure, n):
     """The box's key for line n of Algorithm k's procedure (None: the
     algorithm's only one)."""
@@ -435,9 +445,9 @@ def box_ids(alg, box):
     for part in alg.split("-"):
         by_k = {}
         for rid in TRACE[0].order.get(part, []):
-            m = re.match(rf"^{re.escape(part)}\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)$", rid)
-            if m:
-                key = box_key(box, m.group(1), m.group(2), int(m.group(3)))
+            m = re.match(rf"^{re.escape(part)}\.alg(\d+)(?:\.([a-z]+))?\.l(\d+)(?:_(\d+))?$", rid)
+            for n in id_lines(m) if m else ():
+                key = box_key(box, m.group(1), m.group(2), n)
                 by_k.setdefault(m.group(1), {})[key] = rid
         found += [by_k[k] for k in sorted(by_k, key=int)]
     if any(isinstance(key, str) for key in box):

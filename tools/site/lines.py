@@ -64,16 +64,25 @@ KIND_OVERRIDES = {
     ("pfedhn", "3"): "computes:sample",
     # "f_i(x) for x ∈ b": the body's features, computed
     ("fedproto", "localupdate-3"): "computes",
-    # "for client i ∈ I^t:" and the round loop "for t = 1 … T:" (no "do")
-    ("fedala", "2"): "loop:rounds",
-    ("fedala", "4"): "loop:clients",
+    # "W_i^p ← 1 for every i ∈ [N]" (l. 2): the weights' initialisation
+    ("fedala", "2"): "input",
+    # "D_i^{s,t} ← s% of D_i": the round's `personal` batches, data
+    ("fedala", "7"): "computes:batches",
+    # "for client i ∈ I^t in parallel:" and the round loop "for t = 1 … T:"
+    # (no "do")
+    ("fedala", "3"): "loop:rounds",
+    ("fedala", "6"): "loop:clients",
     # "for each device k ∉ P_t: θ_k^t = θ_k^{t−1}, ∇L_k(θ_k^t) = …": the values
     # kept, which the run forms nothing for: shown from the trace (KEPT)
     ("feddyn", "9"): "computes:keep",
     # "every j ∉ I_t keeps W_j^{t+1} = W_j^t": the same
     ("pflego", "9"): "computes:keep",
-    # "later rounds: train W_i by eq. (6) once": an update of W_i
-    ("fedala", "7"): "computes",
+    # "W_i^p ← W_i^p − η ∇ L(…)" (Eq. (5), l. 10 and l. 13) and "W_i^p ←
+    # σ(W_i^p)" (l. 11, l. 14): updates of W_i
+    ("fedala", "10"): "computes",
+    ("fedala", "11"): "computes",
+    ("fedala", "13"): "computes",
+    ("fedala", "14"): "computes",
     # "(the gradients of ℒ at that point; …)": the gradients of line 7's ℒ
     ("apple", "8"): "comment",
 }
@@ -94,13 +103,25 @@ PLACED = {
     ("fedalt-fedsim", "ends", "v"): ("alg4.10", "alg5.11"),
 }
 
+# (page, a trace formula's text up to its first colon): the further box
+# lines that formula's value belongs to, beside the one it is placed at:
+# one statement the box spreads over several lines
+SPREAD = {
+    # ala_epochs, "[Alg. 1 l. 8-14: passes over D_i^s …]": the passes the
+    # start stage's loop (l. 9) or the later rounds' one pass (l. 12) made
+    ("fedala", "Alg. 1 l. 8-14:"): (9, 12),
+    # W_i, "[Eq. (5): W_i ← clip_[0,1](…)]": Eq. (5) and σ, in the start
+    # stage (l. 10-11) and in a later round (l. 13-14)
+    ("fedala", "Eq. (5):"): (10, 11, 13, 14),
+}
+
 # (page, event, name): the further box lines whose value is that engine
 # event's value, printed once under another line's citation: a line that
 # only names the value another line computed or starts from (θ̃_i = θ_i)
 SHARED = {
-    # "Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i" (l. 8) is where line 9's
-    # local training starts: the C emits it as `client i starts: theta_i`
-    ("fedala", "starts", "theta_i"): (8,),
+    # "Θ̂_i ← Θ_i^{t−1} + (Θ^{t−1} − Θ_i^{t−1}) ⊙ W_i" (l. 15) is where line
+    # 16's local training starts: the C emits it as `client i starts: theta_i`
+    ("fedala", "starts", "theta_i"): (15,),
     # "u_{i,0}^(t) = u^(t)" (Alg. 4 l. 11): the u entries of the round's w, which
     # holds (u^(t), v⁰) (docs/formats.md)
     ("fedalt-fedsim", "round", "w"): ("alg4.11",),
