@@ -200,8 +200,8 @@ static pflref_status check_estimates(const pflref_spec *spec,
     const pflref_schedule *sc = spec->schedule;
     const char *alg = spec->algorithm->name;
     const int ifca = strcmp(alg, "ifca") == 0;
-    char where[PFLREF_WHERE_MAX];
     if (!ifca || spec->hyper.ifca_estimate_mode == PFLREF_IFCA_ESTIMATE_EVAL) {
+        char where[PFLREF_WHERE_MAX];
         if (first_estimate_list(sc, where, sizeof where) == NULL)
             return PFLREF_OK;
         if (!ifca)

@@ -28,6 +28,17 @@ pflref_status pflref_spec_run(const pflref_spec *spec,
                                 spec == NULL ? "spec" : "out",
                                 "the argument is NULL");
     }
+    /* IFCA's given θ_j⁰ (init.cluster_models) are the n_cluster_models
+     * read for the spec's ifca.k: a caller that changed ifca.k since (a
+     * variant of diagnose's search) cannot run them as k models */
+    if (spec->hyper.ifca.theta0 != NULL &&
+        spec->hyper.ifca.k != spec->n_cluster_models) {
+        *out = NULL;
+        return pflref_error_set(err, PFLREF_EINVAL, "init.cluster_models",
+                                "%zu initial cluster models given for "
+                                "ifca.k = %zu", spec->n_cluster_models,
+                                spec->hyper.ifca.k);
+    }
     /* a generated schedule's l. 4 (McMahan et al., Alg. 1: m ← max(C·K,
      * 1)) in front of the caller's sink (ref/sampling/schedule_trace.c) */
     const pflref_schedule_trace drawn = {
