@@ -321,10 +321,11 @@ def test_margin_measurement_short(tmp_path):
 
 # ---- kinks and jumps (docs/validate.md, "Kinks and jumps") -------------------
 
-def perturbed_reference(path, seed, out):
-    """A correct float32 run by construction: the reference itself under
-    random rounding at float32's unit roundoff with `seed` (what a check's
-    perturbed run with that seed computes), written as a candidate."""
+def perturbed_run(path, seed, precision=1):
+    """The reference's run of the vector at path under random rounding at
+    a candidate's unit roundoff (precision: 1 PFLREF_PRECISION_FP32, 2
+    BF16) with `seed`: what a check's perturbed run with that seed
+    computes, as a result document."""
     import ctypes
     sys.path.insert(0, os.path.join(ROOT, "python"))
     from pflref import _lib
@@ -335,11 +336,18 @@ def perturbed_reference(path, seed, out):
     lib.pflref_mca_end.restype = None
     with open(path) as f:
         text = f.read()
-    lib.pflref_mca_begin(1, seed)           # PFLREF_PRECISION_FP32
+    lib.pflref_mca_begin(precision, seed)
     try:
-        doc = json.loads(_lib.run_text(text, os.path.dirname(path)))
+        return json.loads(_lib.run_text(text, os.path.dirname(path)))
     finally:
         lib.pflref_mca_end()
+
+
+def perturbed_reference(path, seed, out):
+    """A correct float32 run by construction: the reference itself under
+    random rounding at float32's unit roundoff with `seed` (what a check's
+    perturbed run with that seed computes), written as a candidate."""
+    doc = perturbed_run(path, seed)
     out.write_text(json.dumps(doc))
     return doc
 
@@ -451,15 +459,7 @@ def test_a_skipped_ala_a_probe_follows_is_inconclusive(tmp_path):
     the branch either way, and the run is INCONCLUSIVE (a kink), not a
     FAIL."""
     needs_library()
-    import ctypes
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from pflref import _lib
     path = vector("fedala/worked-official.json")
-    lib = _lib.library()
-    lib.pflref_mca_begin.argtypes = [ctypes.c_int, ctypes.c_uint64]
-    lib.pflref_mca_begin.restype = None
-    lib.pflref_mca_end.argtypes = []
-    lib.pflref_mca_end.restype = None
     mask, gamma = (1 << 64) - 1, 0x9E3779B97F4A7C15
     # splitmix64: the stream's first seed, and the state after it
     root = (1 << 63) + 58000
@@ -467,13 +467,7 @@ def test_a_skipped_ala_a_probe_follows_is_inconclusive(tmp_path):
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
     seed = z ^ (z >> 31)
-    with open(path) as f:
-        text = f.read()
-    lib.pflref_mca_begin(2, seed)              # PFLREF_PRECISION_BF16
-    try:
-        doc = json.loads(_lib.run_text(text, os.path.dirname(path)))
-    finally:
-        lib.pflref_mca_end()
+    doc = perturbed_run(path, seed, 2)         # PFLREF_PRECISION_BF16
     epochs = {(r["round"], r["client"]): r["value"][0]
               for r in doc["trajectory"] if r["name"] == "ala_epochs"}
     assert epochs[(1, 3)] == 0 and epochs[(2, 3)] == 6, epochs
