@@ -35,16 +35,17 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, set_parameters, state_flat)
-from torch_common import Recorder, Unsupported, clone, lr_factor, main, plan
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          lr_factor, main, plan, take_optimizer)
 
 
 def client_update(prob, rec, t, k, model, batches, trained):
     """ClientUpdate(k, w_t) on `model`, the client's copy of w_t; trained:
     the rounds k trained in before (lr.count = trainings)."""
     model.train()
-    opt = torch.optim.SGD(model.parameters(),                 # η_t
-                          lr=prob.cfg["eta"] * lr_factor(prob.cfg, t,
-                                                         trained=trained))
+    opt = prob.optimizers.get(0, k, model,                   # η_t
+                              prob.cfg["eta"] * lr_factor(prob.cfg, t,
+                                                          trained=trained))
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     for s, b in enumerate(batches, start=1):             # for each batch b
@@ -52,6 +53,7 @@ def client_update(prob, rec, t, k, model, batches, trained):
         prob.clients[k].loss(model, b).backward()
         opt.step()                                       # w ← w − η∇ℓ(w; b)
         rec.step(t, k, s, "w_local", state_flat(model))
+    prob.optimizers.keep(0, k, opt)
     rec.client_end(t, k, "w_local", state_flat(model))
     return state_flat(model)
 
@@ -76,7 +78,9 @@ def aggregate(prob, w_t, local):
 
 def run(vector_raw):
     """FedAvg on a golden vector; returns its pflref-result/1 dict."""
-    prob = bn_problem(vector_raw, "fedavg")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "fedavg")
+    prob.optimizers = ClientOptimizers(ocfg)
     rec = Recorder(prob.id)
     model = prob.global_model
     trained = [0] * len(prob.clients)

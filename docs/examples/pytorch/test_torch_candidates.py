@@ -19,8 +19,19 @@ skips it.  A failure
 prints pflref's report: the first divergence (round, client, step,
 quantity), the correct digits per quantity and the command that replays it.
 PFLREF_TORCH_BUG=ditto-alias runs Ditto with its deliberate bug.
+
+test_negative_control: for each optimizer and learning-rate setting the
+candidates take, a vector that needs it passes, and fails once the
+setting's effect is removed (torch_common.CONTROLS: the optimizer
+recreated each round, clip_grad_norm_ not called, the scheduler not
+stepped, ...), so the setting is really exercised.
 """
+import json
+import os
+
 import pytest
+
+import torch_common
 
 import ditto_torch
 import fedavg_torch
@@ -67,4 +78,36 @@ def test_candidate(pflref_vector, pflref_check):
     except Unsupported as e:     # a setting this example does not implement
         pytest.skip("the %s example: %s" % (pflref_vector.algorithm, e))
     pflref_check(result)
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "..", "..", "..", "golden")
+
+# (vector under golden/, the control that must make it fail)
+NEGATIVE = [
+    ("optim/fedavg-adam-server.json", "opt-state-reset"),
+    ("optim/fedavg-adamw.json", "opt-state-reset"),
+    ("optim/fedavg-clip.json", "opt-no-clip"),
+    ("optim/fedavg-decay-coupled-weights.json", "opt-decay-all"),
+    ("optim/fedavg-decay-decoupled.json", "opt-decay-coupled"),
+    ("optim/fedavg-momentum-classical.json", "opt-torch-momentum"),
+    ("optim/fedavg-momentum-classical.json", "lr-not-stepped"),
+    ("optim/fedavg-momentum-pytorch.json", "opt-state-reset"),
+    ("optim/fedavg-nesterov-reset.json", "opt-no-nesterov"),
+]
+
+
+@pytest.mark.parametrize("path,control", NEGATIVE)
+def test_negative_control(path, control, monkeypatch):
+    if os.environ.get("PFLREF_TORCH_BUG"):
+        pytest.skip("a deliberate bug is on")
+    pflref = pytest.importorskip("pflref")
+    path = os.path.join(GOLDEN, path)
+    with open(path) as f:
+        raw = json.load(f)
+    run = CANDIDATES[raw["spec"]["algorithm"]["name"]]
+    assert pflref.check(path, run(raw)).passed
+    monkeypatch.setattr(torch_common, "CONTROLS", {control})
+    report = pflref.check(path, run(raw))
+    assert not report.passed, "%s: not caught without its effect" % control
 # SPDX-License-Identifier: GPL-3.0-or-later

@@ -432,7 +432,10 @@ def lr_factor(cfg, t, which="eta", trained=None):
     instead of t."""
     if cfg["lr.scope"] == "eta_p" and which != "eta_p":
         return 1.0
-    if cfg["lr.count"] == "trainings" and cfg["lr.schedule"] != "constant":
+    if "lr-not-stepped" in CONTROLS:      # a negative control
+        return 1.0
+    if cfg["lr.count"] == "trainings" and cfg["lr.schedule"] != "constant" \
+            and "lr-count-rounds" not in CONTROLS:
         if trained is None:
             raise Unsupported("lr.count = trainings in this example")
         t = trained
@@ -460,6 +463,215 @@ def weights(scheme, S, n):
     if scheme == "uniform":
         return {i: 1.0 / len(S) for i in S}
     raise Unsupported("aggregation weights %r" % scheme)
+
+
+# ---- the client optimizer (docs/optimizers.md) -------------------------------
+
+# Negative controls (test_torch_candidates.py): each name removes one
+# setting's effect, so that a vector which needs it must fail:
+# opt-state-reset (the optimizer recreated at every client update whatever
+# opt.state says), opt-no-clip (clip_grad_norm_ not called),
+# opt-torch-momentum (torch.optim.SGD's form for opt.momentum_form =
+# classical), opt-no-nesterov (nesterov=False), opt-decay-all
+# (opt.decay_scope read as all), opt-decay-coupled
+# (SGD's decoupled decay taken as coupled), lr-not-stepped (the
+# scheduler never stepped: every factor 1), lr-count-rounds (lr.count =
+# trainings read as rounds).  Empty by default.
+CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
+                                           "").split(",")))
+
+
+def take_optimizer(vector_raw):
+    """(a copy of the vector with its opt.* keys taken out of
+    algorithm.hyperparameters and .switches, the opt.* settings: the
+    spec's over OPT_DEFAULTS), for a candidate that steps through
+    ClientOptimizers; Problem's settings() then sees no opt.* key."""
+    vec = copy.deepcopy(vector_raw)
+    alg = vec.get("spec", {}).get("algorithm", {})
+    ocfg = dict(OPT_DEFAULTS)
+    for part in ("hyperparameters", "switches"):
+        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
+            ocfg[k] = alg[part].pop(k)
+    if ocfg["opt.clip"] not in ("off", "norm") or \
+            ocfg["opt.method"] not in ("sgd", "adam", "adamw") or \
+            ocfg["opt.state"] not in ("reset", "client", "server") or \
+            ocfg["opt.momentum_form"] not in ("pytorch", "classical"):
+        raise Unsupported("client optimizer %s"
+                          % ", ".join("%s = %s" % kv for kv in ocfg.items()))
+    return vec, ocfg
+
+
+class ClassicalSGD(torch.optim.Optimizer):
+    """SGD with classical momentum (Polyak 1964; Sutskever et al., ICML
+    2013, eq. (1)-(2)): v ← μ v − η d; θ ← θ + v, d the gradient (plus
+    λθ, coupled decay).  torch.optim.SGD has the other form (b ← μ b + d;
+    θ ← θ − η b); the two differ once η changes while the buffer lives, so
+    a user who wants this one writes these few lines."""
+
+    def __init__(self, params, lr, momentum, weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, momentum=momentum,
+                                      weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:       # a frozen block keeps its buffer
+                    continue
+                d = p.grad
+                if g["weight_decay"]:
+                    d = d.add(p, alpha=g["weight_decay"])
+                st = self.state[p]
+                v = st.get("velocity")
+                v = (-g["lr"] * d if v is None
+                     else g["momentum"] * v - g["lr"] * d)
+                st["velocity"] = v
+                p.add_(v)
+
+
+def is_bias_or_bn(net, name):
+    """True for a bias (b, b1, b2, NAME.bias) or a batchnorm layer's γ, β:
+    the blocks opt.decay_scope = weights leaves undecayed."""
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    module = net.get_submodule(owner) if owner else net
+    return name.endswith("bias") or isinstance(
+        module, nn.modules.batchnorm._BatchNorm)
+
+
+class ClientOptimizer:
+    """One client optimizer over every parameter of `net`, used as torch
+    code uses one: opt.zero_grad(); loss.backward(); opt.step().  A block
+    that does not move in a step (FedAlt's u during the v steps) has its
+    .grad set to None first (freeze()): torch skips it, its buffers and
+    step count kept, and it stays out of the clip norm.
+    step() is, in docs/optimizers.md's order:
+      torch.nn.utils.clip_grad_norm_(the parameters with a gradient, c)
+        under opt.clip = norm (c / (‖d‖ + 1e-6) when below 1, on the loss
+        gradient, proximal terms included, before any decay);
+      θ ← θ (1 − η λ_B) for SGD's opt.weight_decay_form = decoupled (torch
+        has it only inside AdamW: param.mul_(1 - lr * weight_decay));
+      the torch optimizer's step: torch.optim.SGD (momentum, dampening,
+        nesterov, coupled weight_decay), ClassicalSGD, torch.optim.Adam or
+        AdamW; λ_B per parameter group (opt.decay_scope: the no-decay
+        group of common training code)."""
+
+    def __init__(self, ocfg, net, lr, personal=None):
+        self.ocfg = ocfg
+        lam = ocfg["opt.weight_decay"]
+        scope = ocfg["opt.decay_scope"]
+        if "opt-decay-all" in CONTROLS:
+            scope = "all"
+        on, off = [], []
+        for name, p in net.named_parameters():
+            if scope == "weights":
+                decays = not is_bias_or_bn(net, name)
+            elif scope in ("shared", "personal"):
+                if personal is None:
+                    raise Unsupported("opt.decay_scope = %s without a split"
+                                      % scope)
+                decays = personal(name) == (scope == "personal")
+            elif scope == "all":
+                decays = True
+            else:
+                raise Unsupported("opt.decay_scope %r" % scope)
+            (on if decays else off).append(p)
+        groups = [{"params": ps, "weight_decay": w}
+                  for ps, w in ((on, lam), (off, 0.0)) if ps]
+        method = ocfg["opt.method"]
+        self.decoupled = method == "sgd" and \
+            ocfg["opt.weight_decay_form"] == "decoupled" and \
+            "opt-decay-coupled" not in CONTROLS
+        if method == "sgd" and ocfg["opt.weight_decay_form"] not in (
+                "coupled", "decoupled"):
+            raise Unsupported("opt.weight_decay_form %r"
+                              % ocfg["opt.weight_decay_form"])
+        if self.decoupled:       # by hand before the step, not in SGD's d
+            for g in groups:
+                g["decoupled"], g["weight_decay"] = g["weight_decay"], 0.0
+        classical = ocfg["opt.momentum_form"] == "classical" and \
+            "opt-torch-momentum" not in CONTROLS
+        if method in ("adam", "adamw"):
+            kind = torch.optim.Adam if method == "adam" else torch.optim.AdamW
+            self.opt = kind(groups, lr=lr, eps=ocfg["opt.eps"],
+                            betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]))
+        elif classical:
+            self.opt = ClassicalSGD(groups, lr=lr,
+                                    momentum=ocfg["opt.momentum"])
+        else:
+            self.opt = torch.optim.SGD(groups, lr=lr,
+                                       momentum=ocfg["opt.momentum"],
+                                       dampening=ocfg["opt.dampening"],
+                                       nesterov=ocfg["opt.nesterov"] == "on"
+                                       and "opt-no-nesterov" not in CONTROLS)
+
+    def set_lr(self, lr):
+        """This round's η (a scheduler's param_group['lr'] = ...)."""
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+
+    def zero_grad(self):
+        self.opt.zero_grad(set_to_none=True)
+
+    def freeze(self, moving):
+        """Drop the gradients of the parameters not in `moving`."""
+        keep = {id(p) for p in moving}
+        for g in self.opt.param_groups:
+            for p in g["params"]:
+                if id(p) not in keep:
+                    p.grad = None
+
+    def step(self):
+        grads = [p for g in self.opt.param_groups for p in g["params"]
+                 if p.grad is not None]
+        if self.ocfg["opt.clip"] == "norm" and "opt-no-clip" not in CONTROLS:
+            torch.nn.utils.clip_grad_norm_(grads, self.ocfg["opt.clip_norm"])
+        if self.decoupled:
+            with torch.no_grad():
+                for g in self.opt.param_groups:
+                    for p in g["params"]:
+                        if p.grad is not None and g["decoupled"]:
+                            p.mul_(1 - g["lr"] * g["decoupled"])
+        self.opt.step()
+
+
+class ClientOptimizers:
+    """The clients' optimizers and where opt.state keeps their state
+    (docs/optimizers.md, "Where the state lives"): reset, a new optimizer
+    for every client update (built in train()); client, each client's
+    kept across rounds (PFLlib's clientbase.py: self.optimizer built once
+    in __init__); server, one carried from client to client in training
+    order.  `slot` tells an algorithm's optimizers apart (Ditto's
+    optimizer and poptimizer, FedAlt's body and personal one).  The
+    candidates train a new copy of the model each round, so a kept state
+    moves into the new object through state_dict() / load_state_dict()
+    (as a checkpoint restores it); lr is set afterwards, the saved one
+    being the last round's."""
+
+    def __init__(self, ocfg):
+        self.ocfg, self.saved = ocfg, {}
+
+    def key(self, slot, i):
+        life = self.ocfg["opt.state"]
+        if life == "reset" or "opt-state-reset" in CONTROLS:
+            return None
+        return (slot, i if life == "client" else "server")
+
+    def get(self, slot, i, net, lr, personal=None):
+        """Client i's optimizer `slot` over net's parameters at step size
+        lr; personal(name): the split's test, for opt.decay_scope."""
+        opt = ClientOptimizer(self.ocfg, net, lr, personal)
+        key = self.key(slot, i)
+        if key in self.saved:
+            opt.opt.load_state_dict(self.saved[key])
+            opt.set_lr(lr)
+        return opt
+
+    def keep(self, slot, i, opt):
+        """The end of client i's update: keep the state its lifetime
+        carries on."""
+        key = self.key(slot, i)
+        if key is not None:
+            self.saved[key] = copy.deepcopy(opt.opt.state_dict())
 
 
 # ---- the vector: model, clients, w0, schedule -------------------------------
