@@ -20,6 +20,16 @@ PFLlib's ptrain() on its own loader), ditto.prox
 global copy w_k as it stands), ditto.weights.  Records: docs/validate.md,
 "ditto".
 
+Step sizes and the client optimizer (docs/optimizers.md): both steps take
+η times the lr.* factor of the round (lr.schedule exponential or step;
+lr.count = trainings: the client's own trainings before, PFLlib's
+per-client scheduler).  opt.* gives the two optimizers of PFLlib's
+clientditto.py, optimizer (w_k) and poptimizer (v_k), each a
+torch_common.ClientOptimizer (torch.optim.SGD / Adam / AdamW, decay-scope
+parameter groups, clip_grad_norm_ on the gradient of l. 7's whole
+objective, proximal term included), their states kept apart and kept as
+opt.state says (reset, client, server).
+
 Batch normalisation (docs/models.md, "Running statistics in training";
 docs/algorithms/ditto.md, bn.aggregate): a layer list's batchnorm1d / 2d
 is torch.nn.BatchNorm1d / 2d (torch_bn.py), every model in train() mode,
@@ -48,8 +58,9 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, set_parameters, state_flat)
-from torch_common import (Recorder, Unsupported, clone, constant_steps,
-                          frozen, main, plan, squared_distance, weights)
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          frozen, lr_factor, main, plan, squared_distance,
+                          take_optimizer, weights)
 
 ALIAS_BUG = os.environ.get("PFLREF_TORCH_BUG") == "ditto-alias"
 
@@ -76,10 +87,12 @@ def prox(cfg, v_k, ref):
 
 
 def device_update(prob, rec, t, k, global_model, v_k, batches, own,
-                  model=None):
+                  model=None, trained=0):
     """Lines 5-8 for device k: trains `model` (the client's global copy,
     set from w^t; a fresh copy of w^t when None) and v_k in place;
-    returns the global copy w_k."""
+    returns the global copy w_k.  Both step sizes are η times the lr.*
+    factor (trained: the rounds k trained in before, lr.count =
+    trainings)."""
     cfg = prob.cfg
     if model is None:
         model = clone(global_model)                      # w_k ← w^t
@@ -89,8 +102,11 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own,
     model.train()
     v_k.train()
     w_t = frozen(global_model)
-    opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
-    opt_v = torch.optim.SGD(v_k.parameters(), lr=cfg["eta"])
+    eta = cfg["eta"] * lr_factor(cfg, t, trained=trained)
+    # PFLlib's clientditto.py: optimizer (w_k) and poptimizer (v_k), two
+    # objects whose states opt.state keeps apart
+    opt = prob.optimizers.get(0, k, model, eta)
+    opt_v = prob.optimizers.get(1, k, v_k, eta)
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     rec.record("client_begin", "v", state_flat(v_k), round=t, client=k,
@@ -122,6 +138,8 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own,
             global_step(s, b)
     else:
         raise Unsupported("ditto.order %r" % cfg["ditto.order"])
+    prob.optimizers.keep(0, k, opt)
+    prob.optimizers.keep(1, k, opt_v)
     rec.client_end(t, k, "w_local", state_flat(model))
     rec.client_end(t, k, "v", state_flat(v_k))
     return v_k, model
@@ -129,8 +147,10 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own,
 
 def run(vector_raw):
     """Ditto on a golden vector; returns its pflref-result/1 dict."""
-    prob = bn_problem(vector_raw, "ditto")
-    constant_steps(prob.cfg, "ditto")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "ditto")
+    prob.optimizers = ClientOptimizers(ocfg)
+    trained = [0] * len(prob.clients)
     rec, model = Recorder(prob.id), prob.global_model
     v = [clone(model) for _ in prob.clients]             # v_k⁰ = w⁰
     agg = prob.cfg.get("bn.aggregate", "average")
@@ -150,7 +170,8 @@ def run(vector_raw):
         for k, batches in plan(rnd).items():
             v[k], local[k] = device_update(
                 prob, rec, t, k, model, v[k], batches, own[k],
-                copies[k] if copies else None)
+                copies[k] if copies else None, trained[k])
+            trained[k] += 1
         c = weights(prob.cfg["ditto.weights"], sorted(local), prob.n)
         w = torch.zeros_like(state_flat(model))
         for k in sorted(local):                          # l. 9

@@ -94,6 +94,15 @@ NEGATIVE = [
     ("optim/fedavg-momentum-classical.json", "lr-not-stepped"),
     ("optim/fedavg-momentum-pytorch.json", "opt-state-reset"),
     ("optim/fedavg-nesterov-reset.json", "opt-no-nesterov"),
+    ("optim/ditto-momentum-client.json", "opt-state-reset"),
+    ("optim/ditto-momentum-client.json", "opt-one-slot"),
+    ("optim/ditto-classical-client-decay.json", "opt-torch-momentum"),
+    ("optim/ditto-adamw-client-decay.json", "opt-state-reset"),
+    ("optim/ditto-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/ditto-nesterov-clip-step-server.json", "opt-decay-all"),
+    ("optim/ditto-nesterov-clip-step-server.json", "opt-decay-coupled"),
+    ("ditto/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("ditto/worked-linear-pfllib-decay.json", "lr-not-stepped"),
 ]
 
 

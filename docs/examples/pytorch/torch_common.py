@@ -476,7 +476,8 @@ def weights(scheme, S, n):
 # (opt.decay_scope read as all), opt-decay-coupled
 # (SGD's decoupled decay taken as coupled), lr-not-stepped (the
 # scheduler never stepped: every factor 1), lr-count-rounds (lr.count =
-# trainings read as rounds).  Empty by default.
+# trainings read as rounds), opt-one-slot (an algorithm's optimizers
+# share one kept state).  Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
 
@@ -654,6 +655,8 @@ class ClientOptimizers:
         life = self.ocfg["opt.state"]
         if life == "reset" or "opt-state-reset" in CONTROLS:
             return None
+        if "opt-one-slot" in CONTROLS:     # a negative control
+            slot = 0
         return (slot, i if life == "client" else "server")
 
     def get(self, slot, i, net, lr, personal=None):
