@@ -10,9 +10,10 @@ Personalization", ICML 2022, Algorithm 4) with the preset fedrep, so this
 candidate runs every `fedalt` vector (lines as in docs/algorithms/
 fedalt-fedsim.md):
 
-  l. 5-10   the first τ_v scheduled batches: torch.optim.SGD(lr=γ_v) over the
-            personal parameters v only (u fixed at u^(t))
-  l. 11-15  the remaining batches: torch.optim.SGD(lr=γ_u) over the shared
+  l. 5-10   the first τ_v scheduled batches: an optimizer at lr=γ_v (plain
+            torch.optim.SGD by default) moving the personal parameters v
+            only (u fixed at u^(t))
+  l. 11-15  the remaining batches: one at lr=γ_u moving the shared
             parameters u only (v fixed at v_i^(t+1))
   l. 16     u^(t+1) = Σ_{i∈S} α_i u_i^(t+1) / Σ_{i∈S} α_i
 
@@ -32,6 +33,15 @@ factor the device's scheduler reached (γ^k, k its trainings, under
 lr.count = trainings; γ^T under rounds) instead of η_ft.  Every record is
 the full model (u, v) in the state_dict's layout.
 
+The client optimizer (opt.*, docs/optimizers.md): PFLlib's clientrep.py
+holds two, optimizer (slot 0, the u steps) and optimizer_per (slot 1, the
+v steps and the final fine-tuning), each a torch_common.ClientOptimizer
+over the whole model whose step drops the gradients of the blocks it
+leaves fixed (a frozen block keeps its buffers and step count, as torch
+skips a parameter without a gradient, and stays out of clip_grad_norm_);
+opt.decay_scope = shared / personal reads the split; opt.state keeps each
+slot's state (reset, client, server).
+
 Batch normalisation in the shared blocks (docs/algorithms/
 fedalt-fedsim.md, bn.aggregate; a split that makes a batchnorm layer
 personal is not taken here): the batchnorm layers are
@@ -50,8 +60,8 @@ import torch
 
 from torch_bn import (BN_TYPES, bn_problem, copy_buffers, first_uploader,
                       put_buffers, state_flat)
-from torch_common import (Recorder, Unsupported, clone, is_personal,
-                          lr_factor, main, plan)
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          is_personal, lr_factor, main, plan, take_optimizer)
 
 
 def personal_bn(prob, name):
@@ -84,6 +94,13 @@ def split(prob, model):
             mine = is_personal(prob.model, name, names)
         (v if mine else u).append(p)
     return v, u
+
+
+def personal_test(prob, model):
+    """The split's test on a torch parameter name (opt.decay_scope)."""
+    mine = {id(p) for p in split(prob, model)[0]}
+    named = dict(model.named_parameters())
+    return lambda name: id(named[name]) in mine
 
 
 def sent(prob, global_model, v_i):
@@ -120,16 +137,25 @@ def local_alt(prob, rec, t, i, model, batches, trained):
                           "round %d" % (tau_v, i, len(batches), t))
     v, u = split(prob, model)
     c = lr_factor(prob.cfg, t, trained=trained)
-    head_opt = torch.optim.SGD(v, lr=prob.cfg["gamma_v"] * c)
-    body_opt = torch.optim.SGD(u, lr=prob.cfg["gamma_u"] * c)
+    # PFLlib's clientrep.py: optimizer_per (slot 1, v) and optimizer
+    # (slot 0, u), each over the whole model; the blocks a step leaves
+    # fixed have their gradients dropped (freeze), as torch skips them
+    mine = personal_test(prob, model)
+    head_opt = prob.optimizers.get(1, i, model, prob.cfg["gamma_v"] * c,
+                                   mine)
+    body_opt = prob.optimizers.get(0, i, model, prob.cfg["gamma_u"] * c,
+                                   mine)
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=i, step=0)
     for s, z in enumerate(batches, start=1):
-        opt = head_opt if s <= tau_v else body_opt
+        opt, moving = (head_opt, v) if s <= tau_v else (body_opt, u)
         model.zero_grad()
         prob.clients[i].loss(model, z).backward()
+        opt.freeze(moving)
         opt.step()
         rec.step(t, i, s, "w_local", state_flat(model))
+    prob.optimizers.keep(1, i, head_opt)
+    prob.optimizers.keep(0, i, body_opt)
     rec.client_end(t, i, "w_local", state_flat(model))
 
 
@@ -159,21 +185,27 @@ def finetune(prob, rec, models, held, trained):
             eta_ft *= lr_factor(cfg, len(prob.rounds), trained=trained[i])
         params = split(prob, model)[0] if scope == "personal" \
             else list(model.parameters())
-        opt = torch.optim.SGD(params, lr=eta_ft)
+        # the personal optimizer (slot 1) steps the fine-tuning too
+        opt = prob.optimizers.get(1, i, model, eta_ft,
+                                  personal_test(prob, model))
         rec.record("client_begin", "v", state_flat(model), client=i, step=0,
                    phase="finetune")
         for s, z in enumerate(batches, start=1):
             model.zero_grad()
             prob.clients[i].loss(model, z).backward()
+            opt.freeze(params)
             opt.step()
             rec.step(None, i, s, "v", state_flat(model), phase="finetune")
+        prob.optimizers.keep(1, i, opt)
         rec.record("client_end", "v", state_flat(model), client=i,
                    phase="finetune")
 
 
 def run(vector_raw):
     """FedAlt / FedRep on a golden vector; returns its result dict."""
-    prob = bn_problem(vector_raw, "fedalt")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "fedalt")
+    prob.optimizers = ClientOptimizers(ocfg)
     trained = [0] * len(prob.clients)                    # lr.count
     rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
     stateful = prob.cfg["pfl.state"] == "stateful"

@@ -103,6 +103,12 @@ NEGATIVE = [
     ("optim/ditto-nesterov-clip-step-server.json", "opt-decay-coupled"),
     ("ditto/worked-linear-pfllib-decay.json", "lr-count-rounds"),
     ("ditto/worked-linear-pfllib-decay.json", "lr-not-stepped"),
+    ("optim/fedalt-decay-shared-client.json", "opt-decay-all"),
+    ("optim/fedalt-decay-shared-client.json", "opt-state-reset"),
+    ("optim/fedalt-decay-personal-server.json", "opt-decay-coupled"),
+    ("optim/fedalt-classical-client-decay.json", "opt-torch-momentum"),
+    ("optim/fedalt-adamw-client-decay.json", "opt-one-slot"),
+    ("optim/fedalt-nesterov-clip-step-server.json", "opt-no-clip"),
 ]
 
 
