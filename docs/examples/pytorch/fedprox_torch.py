@@ -15,8 +15,10 @@ Heterogeneous Networks", MLSys 2020 (arXiv 1812.06127v5), Algorithm 2
 
 fedprox.sampling = uniform_weighted (presets official and pfllib): the
 round's clients with n_k / Σ n_j, the draws not read.  lr.* as FedAvg's
-(PFLlib's per-client count with preset pfllib).  Records: docs/validate.md,
-"fedprox".
+(PFLlib's per-client count with preset pfllib).  opt.*: the step is a
+torch_common.ClientOptimizer (docs/optimizers.md) on the gradient of h_k,
+the proximal term included, its state kept as opt.state says.  Records:
+docs/validate.md, "fedprox".
 
 Batch normalisation (docs/algorithms/fedprox.md, bn.aggregate): a layer
 list's batchnorm1d / 2d is torch.nn.BatchNorm1d / 2d (torch_bn.py), the
@@ -37,8 +39,9 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, set_parameters, state_flat)
-from torch_common import (Recorder, Unsupported, clone, frozen, lr_factor,
-                          main, plan, squared_distance)
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          frozen, lr_factor, main, plan, squared_distance,
+                          take_optimizer)
 
 
 def device_update(prob, rec, t, k, global_model, batches, trained,
@@ -52,8 +55,8 @@ def device_update(prob, rec, t, k, global_model, batches, trained,
         set_parameters(model, global_model)
     model.train()
     w_t = frozen(global_model)
-    opt = torch.optim.SGD(model.parameters(),
-                          lr=cfg["eta"] * lr_factor(cfg, t, trained=trained))
+    opt = prob.optimizers.get(0, k, model,
+                              cfg["eta"] * lr_factor(cfg, t, trained=trained))
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     for s, b in enumerate(batches, start=1):
@@ -63,6 +66,7 @@ def device_update(prob, rec, t, k, global_model, batches, trained,
         h.backward()
         opt.step()                  # w ← w − η (∇F_k(w; b) + μ (w − w^t))
         rec.step(t, k, s, "w_local", state_flat(model))
+    prob.optimizers.keep(0, k, opt)
     rec.client_end(t, k, "w_local", state_flat(model))
     return state_flat(model)
 
@@ -81,7 +85,9 @@ def round_weights(prob, rnd):
 
 def run(vector_raw):
     """FedProx on a golden vector; returns its pflref-result/1 dict."""
-    prob = bn_problem(vector_raw, "fedprox")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "fedprox")
+    prob.optimizers = ClientOptimizers(ocfg)
     rec, model = Recorder(prob.id), prob.global_model
     trained = [0] * len(prob.clients)
     agg = prob.cfg.get("bn.aggregate", "average")

@@ -109,6 +109,7 @@ NEGATIVE = [
     ("optim/fedalt-classical-client-decay.json", "opt-torch-momentum"),
     ("optim/fedalt-adamw-client-decay.json", "opt-one-slot"),
     ("optim/fedalt-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("fedprox/worked-momentum-client.json", "opt-state-reset"),
 ]
 
 
