@@ -21,6 +21,9 @@ c_i starts at the vector's init.c_i (else 0), c at init.c (else the mean
 of the c_i); a client never sampled keeps its c_i.  lr.*
 scales η_l per round (per client training with lr.count = trainings, the
 pfllib preset); scaffold.c_lr = initial divides by the undecayed η.
+opt.*: the step is a torch_common.ClientOptimizer (docs/optimizers.md)
+on the corrected gradient (weight decay and momentum act on d = g − c_i +
+c, docs/algorithms/scaffold.md), its state kept as opt.state says.
 Records: client_begin / step / client_end "y", client_end "c_i" (c_i⁺),
 server "w" (x) and server "c" (docs/algorithms/scaffold.md).
 
@@ -48,7 +51,8 @@ import torch
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       parameter_mask, put_buffers, set_parameters,
                       state_flat)
-from torch_common import Recorder, Unsupported, clone, lr_factor, main, plan
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          lr_factor, main, plan, take_optimizer)
 
 
 def gradient(client, model, batch):
@@ -80,7 +84,7 @@ def client_update(prob, rec, t, i, server, c, c_i, batches, trained,
     else:                                                   # parameters only
         set_parameters(model, server)
     model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=eta_l)
+    opt = prob.optimizers.get(0, i, model, eta_l)
     rec.record("client_begin", "y", state_flat(model), round=t, client=i,
                step=0)
     for s, b in enumerate(batches, start=1):                # l. 8-10
@@ -89,6 +93,7 @@ def client_update(prob, rec, t, i, server, c, c_i, batches, trained,
         add_to_grad(model, (c - c_i)[mask])                 # − c_i + c
         opt.step()
         rec.step(t, i, s, "y", state_flat(model))
+    prob.optimizers.keep(0, i, opt)
     rec.client_end(t, i, "y", state_flat(model))
     y = state_flat(model)
     if cfg["scaffold.option"] == "I":                       # l. 12 (i)
@@ -108,7 +113,9 @@ def client_update(prob, rec, t, i, server, c, c_i, batches, trained,
 
 def run(vector_raw):
     """SCAFFOLD on a golden vector; returns its pflref-result/1 dict."""
-    prob = bn_problem(vector_raw, "scaffold")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "scaffold")
+    prob.optimizers = ClientOptimizers(ocfg)
     cfg = prob.cfg
     cfg.setdefault("scaffold.eta_g", 1.0)
     cfg.setdefault("scaffold.option", "II")

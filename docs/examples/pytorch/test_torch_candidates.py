@@ -110,6 +110,8 @@ NEGATIVE = [
     ("optim/fedalt-adamw-client-decay.json", "opt-one-slot"),
     ("optim/fedalt-nesterov-clip-step-server.json", "opt-no-clip"),
     ("fedprox/worked-momentum-client.json", "opt-state-reset"),
+    ("scaffold/worked-linear-ii-momentum.json", "opt-no-momentum"),
+    ("scaffold/worked-linear-ii-momentum.json", "lr-not-stepped"),
 ]
 
 

@@ -477,7 +477,8 @@ def weights(scheme, S, n):
 # (SGD's decoupled decay taken as coupled), lr-not-stepped (the
 # scheduler never stepped: every factor 1), lr-count-rounds (lr.count =
 # trainings read as rounds), opt-one-slot (an algorithm's optimizers
-# share one kept state).  Empty by default.
+# share one kept state), opt-no-momentum (torch.optim.SGD's momentum 0).
+# Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
 
@@ -600,7 +601,9 @@ class ClientOptimizer:
                                     momentum=ocfg["opt.momentum"])
         else:
             self.opt = torch.optim.SGD(groups, lr=lr,
-                                       momentum=ocfg["opt.momentum"],
+                                       momentum=0.0
+                                       if "opt-no-momentum" in CONTROLS
+                                       else ocfg["opt.momentum"],
                                        dampening=ocfg["opt.dampening"],
                                        nesterov=ocfg["opt.nesterov"] == "on"
                                        and "opt-no-nesterov" not in CONTROLS)
