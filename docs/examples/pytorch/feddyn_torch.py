@@ -7,7 +7,7 @@ on Dynamic Regularization", ICLR 2021 (arXiv 2111.04263v2), Algorithm 1
 (lines numbered as in docs/algorithms/feddyn.md), written the way PFLlib's
 clientdyn.py writes its loss, as autograd sees it:
 
-  l. 5   θ_k ← torch.optim.SGD(lr=η) from a deep copy of θ^{t−1}, one step
+  l. 5   θ_k ← torch.optim.SGD(lr=η) (opt.*) from a deep copy of θ^{t−1}, one step
          per scheduled batch b on
              L_k(θ; b) − ⟨θ, G_k⟩ + (α/2)‖θ − θ^{t−1}‖²
          (feddyn.prox = norm_half: (α/2)‖θ − θ^{t−1}‖, PFLlib's torch.norm)
@@ -18,8 +18,12 @@ clientdyn.py writes its loss, as autograd sees it:
 
 Records: round_begin "w", client_begin / step / client_end "theta_k", note
 "grad_L" (client k), note "h", server "w" (docs/algorithms/feddyn.md).
-Presets: pfllib (feddyn.prox = norm_half); official sets a weight decay,
-which these candidates refuse (torch_common.settings).
+Presets: pfllib (feddyn.prox = norm_half, lr.count = trainings); official
+(feddyn.alpha_k = size_scaled and torch.optim.SGD's weight_decay = 1e-3:
+the optimizer steps on l. 5's whole gradient, the linear and proximal
+terms included).  lr.* scales η per round (each device's own trainings
+under lr.count = trainings); opt.* is a torch_common.ClientOptimizer
+(docs/optimizers.md), its state kept as opt.state says.
 
 Batch normalisation (docs/algorithms/feddyn.md, "Batch normalisation",
 bn.aggregate): a layer list's batchnorm1d / 2d is torch.nn.BatchNorm1d /
@@ -42,8 +46,8 @@ import torch
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       parameter_mask, put_buffers, set_parameters,
                       state_flat)
-from torch_common import (Recorder, Unsupported, clone, constant_steps,
-                          frozen, main, plan)
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          frozen, lr_factor, main, plan, take_optimizer)
 
 
 def prox(cfg, model, ref, alpha):
@@ -60,10 +64,11 @@ def prox(cfg, model, ref, alpha):
 
 
 def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
-                  model=None):
+                  model=None, trained=0):
     """Lines 5-6 for device k: returns θ_k and the new G_k (the state_dict
     layout; mask: its parameter entries).  model: device k's own module
-    under bn.aggregate = parameters_only, else None (a copy of θ^{t−1})."""
+    under bn.aggregate = parameters_only, else None (a copy of θ^{t−1});
+    trained: the rounds k trained in before (lr.count = trainings)."""
     cfg = prob.cfg
     if model is None:
         model = clone(server)                            # from θ^{t−1}
@@ -71,7 +76,8 @@ def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
         set_parameters(model, server)
     model.train()
     ref, start = frozen(server), state_flat(server)
-    opt = torch.optim.SGD(model.parameters(), lr=cfg["eta"])
+    opt = prob.optimizers.get(0, k, model, cfg["eta"] * lr_factor(
+        cfg, t, trained=trained))
     rec.record("client_begin", "theta_k", state_flat(model), round=t,
                client=k, step=0)
     data = prob.clients[k]
@@ -83,6 +89,7 @@ def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
         loss.backward()
         opt.step()
         rec.step(t, k, s, "theta_k", state_flat(model))
+    prob.optimizers.keep(0, k, opt)
     rec.client_end(t, k, "theta_k", state_flat(model))
     theta_k = state_flat(model)
     return theta_k, G_k - alpha_k * (theta_k - start) * mask   # l. 6
@@ -90,13 +97,15 @@ def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
 
 def run(vector_raw):
     """FedDyn on a golden vector; returns its pflref-result/1 dict."""
-    prob = bn_problem(vector_raw, "feddyn")
+    raw, ocfg = take_optimizer(vector_raw)
+    prob = bn_problem(raw, "feddyn")
+    prob.optimizers = ClientOptimizers(ocfg)
+    trained = [0] * len(prob.clients)
     cfg = prob.cfg
     for key, paper in (("feddyn.alpha_k", "uniform"),
                        ("feddyn.h_sum", "differences")):
         cfg.setdefault(key, paper)
     cfg.setdefault("feddyn.prox", "squared")
-    constant_steps(cfg, "feddyn")
     alpha, m = cfg["feddyn.alpha"], len(prob.clients)
     n_all = sum(prob.n)
     rec, server = Recorder(prob.id), prob.global_model
@@ -122,7 +131,9 @@ def run(vector_raw):
                 raise Unsupported("feddyn.alpha_k %r" % cfg["feddyn.alpha_k"])
             theta_k, G[k] = device_update(prob, rec, t, k, server, G[k],
                                           alpha_k, batches, mask,
-                                          own[k] if own else None)
+                                          own[k] if own else None,
+                                          trained[k])
+            trained[k] += 1
             rec.record("note", "grad_L", G[k], round=t, client=k)
             uploads.append(theta_k)
         X = torch.stack(uploads)

@@ -112,6 +112,8 @@ NEGATIVE = [
     ("fedprox/worked-momentum-client.json", "opt-state-reset"),
     ("scaffold/worked-linear-ii-momentum.json", "opt-no-momentum"),
     ("scaffold/worked-linear-ii-momentum.json", "lr-not-stepped"),
+    ("feddyn/worked-linear-official.json", "opt-no-decay"),
+    ("feddyn/worked-d1-pfllib-decay.json", "lr-count-rounds"),
 ]
 
 

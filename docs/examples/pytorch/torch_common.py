@@ -319,8 +319,12 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
     ("fedalt", "fedrep_pfllib"): {"pfl.weights": "samples",
                                   "pfl.finetune": "personal",
                                   "split": ["head"], "lr.count": "trainings"},
-    # docs/algorithms/feddyn.md (official sets a weight decay: refused here)
+    # docs/algorithms/feddyn.md: alpemreacar/FedDyn's SGD weight decay;
+    # PFLlib's clientdyn.py (each client's ExponentialLR, :58-59)
+    ("feddyn", "official"): {"feddyn.alpha_k": "size_scaled",
+                             "opt.weight_decay": 0.001},
     ("feddyn", "pfllib"): {"feddyn.prox": "norm_half",
+                           "lr.count": "trainings",
                            "bn.aggregate": "parameters_only"},
     # docs/algorithms/fedprox.md: the authors' code and PFLlib
     ("fedprox", "official"): {"fedprox.sampling": "uniform_weighted"},
@@ -477,8 +481,8 @@ def weights(scheme, S, n):
 # (SGD's decoupled decay taken as coupled), lr-not-stepped (the
 # scheduler never stepped: every factor 1), lr-count-rounds (lr.count =
 # trainings read as rounds), opt-one-slot (an algorithm's optimizers
-# share one kept state), opt-no-momentum (torch.optim.SGD's momentum 0).
-# Empty by default.
+# share one kept state), opt-no-momentum (torch.optim.SGD's momentum 0),
+# opt-no-decay (weight decay 0).  Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
 
@@ -491,6 +495,13 @@ def take_optimizer(vector_raw):
     vec = copy.deepcopy(vector_raw)
     alg = vec.get("spec", {}).get("algorithm", {})
     ocfg = dict(OPT_DEFAULTS)
+    preset = PRESETS.get((alg.get("name"), alg.get("preset", "paper")), {})
+    if any(k.startswith("opt.") for k in preset):
+        # a preset with optimizer keys (feddyn's official), spelled out
+        # below the spec's own values: settings() reads it as before
+        alg.pop("preset")
+        alg["hyperparameters"] = dict(preset,
+                                      **alg.get("hyperparameters", {}))
     for part in ("hyperparameters", "switches"):
         for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
             ocfg[k] = alg[part].pop(k)
@@ -559,7 +570,7 @@ class ClientOptimizer:
 
     def __init__(self, ocfg, net, lr, personal=None):
         self.ocfg = ocfg
-        lam = ocfg["opt.weight_decay"]
+        lam = 0.0 if "opt-no-decay" in CONTROLS else ocfg["opt.weight_decay"]
         scope = ocfg["opt.decay_scope"]
         if "opt-decay-all" in CONTROLS:
             scope = "all"
