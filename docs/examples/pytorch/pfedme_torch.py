@@ -16,7 +16,9 @@ from "input" = 1 as in docs/algorithms/pfedme.md:
 The official code's μ (pfedme.mu) adds (μ/2)‖θ‖² to h_i.  Who trains
 (pfedme.train: all N, or only S^t) and the personalised model reported
 (pfedme.personal_eval: the last θ, w_{i,R}, or the global w_{t+1}) are
-switches; the presets official and pfllib bundle them.  One scheduled batch
+switches; the presets official, pfllib and pfllib_run bundle them.  η and
+η_p decay by lr.* (lr.scope = eta_p: η_p only; lr.count = trainings: the
+client's own trainings before, PFLlib's per-client scheduler).  One scheduled batch
 is one local round r.  Records: docs/validate.md, "pfedme".
 
 The client optimizer (opt.*, docs/algorithms/pfedme.md): the torch
@@ -128,21 +130,22 @@ class InnerSolvers:
 
 
 def client_update(prob, rec, t, i, global_model, batches, theta_start,
-                  solvers, own=None):
+                  solvers, own=None, trained=0):
     """Lines 5-8 for client i; returns (w_{i,R}, the last θ) as modules.
     θ starts at theta_start: w_t, or w⁰ under pfedme.eval_reset = initial
     the first time the client trains (PFLlib's evaluation defect).  own:
     the client's running statistics under bn.aggregate = parameters_only
-    (w_{i,0} and θ start with them)."""
+    (w_{i,0} and θ start with them).  trained: the rounds i trained in
+    before (lr.count = trainings: PFLlib's per-client scheduler)."""
     cfg = prob.cfg
     lam, K, mu = cfg["lambda"], int(cfg["K"]), cfg["pfedme.mu"]
-    eta = cfg["eta"] * lr_factor(cfg, t)                  # η_t, η_p,t
+    eta = cfg["eta"] * lr_factor(cfg, t, trained=trained)  # η_t, η_p,t
     local_model = clone(global_model)                    # l. 5: w_{i,0} = w_t
     if own is not None:                                  # parameters only
         put_buffers(local_model, own)
     personal, opt = solvers.get(                         # θ's start, and
         i, theta_start,                                  # its optimizer
-        cfg["eta_p"] * lr_factor(cfg, t, "eta_p"), own)
+        cfg["eta_p"] * lr_factor(cfg, t, "eta_p", trained), own)
     rec.record("client_begin", "w_local", state_flat(local_model), round=t,
                client=i, step=0)
     for r, D in enumerate(batches):                      # l. 6: local round r
@@ -184,6 +187,7 @@ def run(vector_raw):
     own = ([copy_buffers(model) for _ in prob.clients]
            if prob.bn and agg == "parameters_only" else None)
     initial = clone(model)                               # w⁰
+    trained = [0] * len(prob.clients)                    # lr.count
     untrained = set(range(len(prob.clients))) \
         if cfg["pfedme.eval_reset"] == "initial" else set()
     for t, rnd in enumerate(prob.rounds):
@@ -194,7 +198,8 @@ def run(vector_raw):
             untrained.discard(i)
             local_model, personal = client_update(
                 prob, rec, t, i, model, batches, start, solvers,
-                own[i] if own else None)
+                own[i] if own else None, trained[i])
+            trained[i] += 1
             w_R[i] = state_flat(local_model)
             if own:                              # θ's, the client's model's
                 own[i] = copy_buffers(local_model)

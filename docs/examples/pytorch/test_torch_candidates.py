@@ -114,6 +114,8 @@ NEGATIVE = [
     ("scaffold/worked-linear-ii-momentum.json", "lr-not-stepped"),
     ("feddyn/worked-linear-official.json", "opt-no-decay"),
     ("feddyn/worked-d1-pfllib-decay.json", "lr-count-rounds"),
+    ("pfedme/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("pfedme/worked-linear-pfllib-run.json", "lr-count-rounds"),
 ]
 
 

@@ -303,6 +303,15 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
         "pfedme.weights": "samples", "pfedme.train": "sampled",
         "pfedme.personal_eval": "global", "lr.scope": "eta_p",
         "lr.count": "trainings", "bn.aggregate": "parameters_only"},
+    # PFLlib's serverpFedMe.py train() as shipped: evaluate() before each
+    # round copies the initial parameters into an untrained client's
+    # personal model (docs/algorithms/pfedme.md)
+    ("pfedme", "pfllib_run"): {
+        "pfedme.theta_start": "warm", "pfedme.mu": 0.001,
+        "pfedme.weights": "samples", "pfedme.train": "sampled",
+        "pfedme.personal_eval": "global", "lr.scope": "eta_p",
+        "lr.count": "trainings", "pfedme.eval_reset": "initial",
+        "bn.aggregate": "parameters_only"},
     ("ditto", "official"): {"ditto.weights": "uniform"},
     # PFLlib: ptrain() on its own loader first (rounds[t].personal)
     ("ditto", "pfllib"): {"ditto.order": "personal_first",
