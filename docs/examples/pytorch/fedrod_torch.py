@@ -46,13 +46,15 @@ torch module moves them, then r_v takes back ρ (M/(M − 1) − 1) s²_B.
 
 The client optimizer (opt.*): two torch optimizers per client, as
 PFLlib's clientrod.py holds them (self.optimizer over the generic model,
-opt_head over head_p, :16, :53, :59), each built from the settings
-(torch.optim.SGD with momentum, dampening, nesterov, weight_decay;
-Adam; AdamW); opt.state = reset builds both at every client update,
-client keeps each client's pair (their state_dict carried into the next
-round's objects), server one pair for all.  opt.decay_scope: all; shared
-(the generic model's), personal (head_p's), weights (no decay on the
-biases: a second parameter group with weight_decay 0).
+opt_head over head_p, :16, :53, :59), each a torch_common.ClientOptimizer
+(torch.optim.SGD, Adam, AdamW; docs/optimizers.md); opt.state = reset
+builds both at every client update, client keeps each client's pair
+(their state_dict carried into the next round's objects), server one pair
+for all.  opt.decay_scope: all; shared (the generic model's), personal
+(head_p's), weights (no decay on the biases and batchnorm blocks: a second
+parameter group with weight_decay 0).  Both step sizes are η times the
+lr.* factor (lr.count = trainings: the client's own trainings before,
+PFLlib's two ExponentialLR stepped after its train(), clientrod.py:64-65).
 
 usage: fedrod_torch.py VECTOR.json -o RESULT.json
 """
@@ -64,8 +66,8 @@ from torch import nn
 
 from torch_bn import (BN_TYPES, bn_buffers, build_net, load_state,
                       put_buffers, state_flat)
-from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          clone, main, plan)
+from torch_common import (ClientOptimizers, Problem, Recorder, Unsupported,
+                          clone, lr_factor, main, plan, take_optimizer)
 
 PFLLIB = {"fedrod.features": "before", "fedrod.phi_p0": "generic",
           "lr.count": "trainings", "bn.aggregate": "parameters_only"}
@@ -79,78 +81,20 @@ def head_values(head):
     return torch.cat(parts)
 
 
-def opt_settings(vector_raw):
-    """(the vector without its opt.* keys, the opt.* settings, or None for
-    the paper's plain SGD)."""
-    vec = copy.deepcopy(vector_raw)
-    alg = vec["spec"]["algorithm"]
-    cfg = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
-            cfg[k] = alg[part].pop(k)
-    if all(cfg[k] == v for k, v in OPT_DEFAULTS.items()):
-        return vec, None
-    if cfg["opt.clip"] != "off" or cfg["opt.momentum_form"] != "pytorch" \
-            or (cfg["opt.method"] == "sgd"
-                and cfg["opt.weight_decay_form"] != "coupled"):
-        raise Unsupported("opt.clip, opt.momentum_form or SGD's decoupled "
-                          "decay in this example")
-    return vec, cfg
-
-
-def make_optimizer(ocfg, params, eta, decays):
-    """The torch optimizer of the settings over params [(tensor, is_bias)]:
-    weight decay on the tensors `decays` takes (all, or not the biases)."""
-    lam = ocfg["opt.weight_decay"]
-    on = [p for p, bias in params if decays(bias)]
-    off = [p for p, bias in params if not decays(bias)]
-    groups = [{"params": on, "weight_decay": lam}]
-    if off:
-        groups.append({"params": off, "weight_decay": 0.0})
-    if ocfg["opt.method"] == "sgd":
-        return torch.optim.SGD(groups, lr=eta, momentum=ocfg["opt.momentum"],
-                               dampening=ocfg["opt.dampening"],
-                               nesterov=ocfg["opt.nesterov"] == "on")
-    kind = torch.optim.Adam if ocfg["opt.method"] == "adam" else torch.optim.AdamW
-    return kind(groups, lr=eta, betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
-                eps=ocfg["opt.eps"])
-
-
-def optimizers(ocfg, net, head, eta, i, saved):
-    """Client i's two optimizers (generic, personal), their state carried
-    from `saved` under opt.state = client / server."""
-    if ocfg is None:
-        return (torch.optim.SGD(net.parameters(), lr=eta),
-                torch.optim.SGD(head.parameters(), lr=eta))
-    scope = ocfg["opt.decay_scope"]
-
-    def rule(role):
-        if scope == "weights":
-            return lambda bias: not bias
-        take = scope == "all" or scope == role
-        return lambda bias: take
-    gen = make_optimizer(ocfg, [(p, n.endswith("bias"))
-                                for n, p in net.named_parameters()],
-                         eta, rule("shared"))
-    per = make_optimizer(ocfg, [(p, n.endswith("bias"))
-                                for n, p in head.named_parameters()],
-                         eta, rule("personal"))
-    key = {"client": i, "server": None}.get(ocfg["opt.state"], "reset")
-    if key != "reset" and key in saved:
-        gen.load_state_dict(saved[key][0])
-        per.load_state_dict(saved[key][1])
-    return gen, per
-
-
-def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
-                  saved=None, own=None):
+def client_update(prob, rec, t, i, model, head, batches, before, trained,
+                  own=None):
     """Client i's round: returns its trained generic model's parameters
-    (own: each client's buffers under bn.aggregate = parameters_only)."""
-    data, eta = prob.clients[i], prob.cfg["eta"]
+    (own: each client's buffers under bn.aggregate = parameters_only;
+    trained: the rounds i trained in before, lr.count = trainings)."""
+    data = prob.clients[i]
+    eta = prob.cfg["eta"] * lr_factor(prob.cfg, t, trained=trained)
     net = clone(model)
     if own is not None:     # set_parameters: parameters() only
         put_buffers(net, own[i])
-    opt, opt_head = optimizers(ocfg, net, head, eta, i, saved)
+    # clientrod.py's self.optimizer (slot 0, the generic model: the shared
+    # blocks) and opt_head (slot 1, head_p: the personal ones)
+    opt = prob.optimizers.get(0, i, net, eta, lambda name: False)
+    opt_head = prob.optimizers.get(1, i, head, eta, lambda name: True)
     K = net[-1].out_features
     counts = torch.bincount(data.y.long(), minlength=K).to(torch.float64)
     given = prob.spec.get("init", {}).get("class_counts")
@@ -178,10 +122,8 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
         loss.backward()
         opt_head.step()
         rec.step(t, i, s, "phi_P", head_values(head))
-    if ocfg is not None and ocfg["opt.state"] != "reset":
-        key = i if ocfg["opt.state"] == "client" else None
-        saved[key] = (copy.deepcopy(opt.state_dict()),
-                      copy.deepcopy(opt_head.state_dict()))
+    prob.optimizers.keep(0, i, opt)
+    prob.optimizers.keep(1, i, opt_head)
     rec.client_end(t, i, "w_local", state_flat(net))
     rec.record("note", "phi_P", head_values(head), round=t, client=i)
     if own is not None:
@@ -191,7 +133,7 @@ def client_update(prob, rec, t, i, model, head, batches, before, ocfg=None,
 
 def run(vector_raw):
     """FedRoD on a golden vector; returns its pflref-result/1 dict."""
-    raw, ocfg = opt_settings(vector_raw)
+    raw, ocfg = take_optimizer(vector_raw)
     alg = raw.get("spec", {}).get("algorithm", {})
     if alg.get("preset") == "pfllib":    # its switches, spelled out
         alg.pop("preset")
@@ -221,8 +163,8 @@ def run(vector_raw):
                     if isinstance(m, (nn.Linear, nn.Conv2d)):
                         for q in m.parameters():
                             q.zero_()
-    if prob.cfg["lr.schedule"] != "constant":
-        raise Unsupported("lr.schedule %r" % prob.cfg["lr.schedule"])
+    prob.optimizers = ClientOptimizers(ocfg)
+    trained = [0] * len(prob.clients)
     before = prob.cfg.get("fedrod.features", "after") == "before"
     generic = prob.cfg.get("fedrod.phi_p0", "zero") == "generic"
     rec, model = Recorder(prob.id), prob.global_model
@@ -234,7 +176,6 @@ def run(vector_raw):
                 for p in head.parameters():
                     p.zero_()
         heads.append(head)
-    saved = {}
     agg = prob.cfg.get("bn.aggregate", "average")
     if agg not in ("average", "parameters_only"):
         raise Unsupported("bn.aggregate %r" % agg)
@@ -248,7 +189,8 @@ def run(vector_raw):
         w, first = None, None
         for i, batches in plan(rnd).items():
             w_i = client_update(prob, rec, t, i, model, heads[i], batches,
-                                before, ocfg, saved, own)
+                                before, trained[i], own)
+            trained[i] += 1
             c = prob.n[i] / m_t
             w = c * w_i if w is None else w + c * w_i
             first = i if first is None else first

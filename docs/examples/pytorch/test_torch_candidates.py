@@ -116,6 +116,8 @@ NEGATIVE = [
     ("feddyn/worked-d1-pfllib-decay.json", "lr-count-rounds"),
     ("pfedme/worked-linear-pfllib-decay.json", "lr-count-rounds"),
     ("pfedme/worked-linear-pfllib-run.json", "lr-count-rounds"),
+    ("fedrod/layers-pfllib-lr-trainings.json", "lr-count-rounds"),
+    ("optim/fedrod-sgd-weights-layers.json", "opt-decay-all"),
 ]
 
 
