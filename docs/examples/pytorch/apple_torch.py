@@ -16,8 +16,13 @@ docs/algorithms/apple.md):
          ∂/∂p_ij = ⟨w_j, ∇ℓ⟩ + λ(r) μ (p_ij − p_0j)
   λ(r) = (cos(rπ/L) + 1)/2 for r < L, else 0
 
-The switches apple.scheduler, apple.prox, apple.p_init, apple.core_lr and
-apple.lambda_round are followed.  apple.order = core_first and apple.p_grad
+The switches apple.scheduler, apple.prox, apple.p_init, apple.core_lr,
+apple.lambda_round, apple.upload (mixture: the core carried on is the
+mixture the last step started from, PFLlib's clientapple.py:77) and
+apple.peers (sequential: a later participant downloads the stepped cores
+of the earlier ones, serverapple.py:46-47, :84) are followed, and so the
+preset pfllib_run.  lr.*: η (N η) and η_p both scaled by round t's factor
+(train_APPLE.py:51-52).  apple.order = core_first and apple.p_grad
 = block_mean are PFLlib's hand-written updates (clientapple.py:52-66),
 written as there: loss.backward() on the mixture, the own core stepped by
 η' p_ii g (g the mixture's .grad), then each p_ij by η_p times
@@ -57,7 +62,8 @@ import torch
 from torch.nn.utils import stateless
 
 from torch_bn import bn_problem, parameter_mask, state_flat
-from torch_common import OPT_DEFAULTS, Recorder, Unsupported, clone, main
+from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone,
+                          lr_factor, main)
 
 
 def opt_settings(vector_raw):
@@ -94,7 +100,16 @@ def make_optimizer(ocfg, groups):
 DEFAULTS = {"apple.scheduler": "cosine", "apple.prox": "half",
             "apple.p_init": "samples", "apple.order": "joint",
             "apple.p_grad": "inner", "apple.core_lr": "eta",
-            "apple.lambda_round": "current"}
+            "apple.lambda_round": "current", "apple.upload": "core",
+            "apple.peers": "snapshot"}
+# PFLlib's APPLE.train() as shipped (docs/algorithms/apple.md, preset
+# pfllib_run): the preset pfllib plus clientapple.py:77 (the next round's
+# core is the mixture the last step started from) and serverapple.py:46-47,
+# :84 (the clients train in turn on the cores' objects, stepped in place)
+PFLLIB_RUN = {"apple.p_init": "uniform", "apple.order": "core_first",
+              "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
+              "apple.lambda_round": "previous", "apple.upload": "mixture",
+              "apple.peers": "sequential", "bn.aggregate": "parameters_only"}
 
 
 def scheduler(cfg, t):
@@ -134,10 +149,11 @@ def p_data_grad(cfg, module, core, g):
     return sum(means) / len(means)
 
 
-def hand_step(cfg, module, i, w_i, p, held, p0, lam, eta_w, grad_loss):
+def hand_step(cfg, module, i, w_i, p, held, p0, lam, eta_w, eta_p,
+              grad_loss):
     """PFLlib's step (clientapple.py:52-66) on the parameter vectors:
-    returns (the new core, the new p_i); grad_loss(w_p) gives the batch
-    loss's gradient at the mixture w_p."""
+    returns (the new core, the new p_i, the mixture w_p the step started
+    from); grad_loss(w_p) gives the batch loss's gradient at w_p."""
     N = len(held)
     w_p = sum(p[j] * (w_i if j == i else held[j]) for j in range(N))
     g = grad_loss(w_p)
@@ -149,21 +165,26 @@ def hand_step(cfg, module, i, w_i, p, held, p0, lam, eta_w, grad_loss):
                     else (w_i if j == i else held[j]), g)
         + kappa * lam * cfg["apple.mu"] * (p[j] - p0[j])
         for j in range(N)])
-    return new_core, p - cfg["eta_p"] * grads          # :66
+    return new_core, p - eta_p * grads, w_p            # :66
 
 
 def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
                   saved=None, net=None, mask=None):
-    """Lines 6-10 for client i: returns (its core, p_i).  held: the cores
-    as the client holds them (flat, the state_dict layout); net: the
-    client's module (its running statistics); mask: the parameter entries
-    of a flat model."""
+    """Lines 6-10 for client i: returns (its core, p_i, the mixture w_p the
+    last step started from, None without steps).  held: the cores as the
+    client holds them (flat, the state_dict layout); net: the client's
+    module (its running statistics); mask: the parameter entries of a
+    flat model.  lr.*: η and η_p times round t's factor (the authors'
+    lr_net * decay ** r and lr_coef * decay ** r, train_APPLE.py:51-52)."""
     cfg = prob.cfg
     N = len(held)
     core_state = held[i]
     held = [h[mask] for h in held]                     # parameters()
     net.train()
-    eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1)
+    c_t = lr_factor(cfg, t)
+    eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1) * c_t
+    eta_p = cfg["eta_p"] * c_t
+    last = None
 
     def as_state(w):          # the core with its (never stepped) buffers
         out = core_state.clone()
@@ -179,28 +200,32 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
                 w_p = w_p.detach().requires_grad_(True)
                 prob.clients[i].loss_of(net, w_p, b).backward()
                 return w_p.grad
-            w_i, p = hand_step(cfg, net, i, w_i, p, held, p0, lam, eta_w,
-                               grad_loss)
+            w_i, p, last = hand_step(cfg, net, i, w_i, p, held, p0, lam,
+                                     eta_w, eta_p, grad_loss)
             rec.step(t, i, s, "w_i", as_state(w_i))
             rec.step(t, i, s, "p_i", p)
-        return as_state(w_i), p.detach().clone()
+        return (as_state(w_i), p.detach().clone(),
+                None if last is None else as_state(last))
     w_i = held[i].clone().requires_grad_(True)
     p = p_i.clone().requires_grad_(True)
     coef = lam * cfg["apple.mu"] * (1.0 if cfg["apple.prox"] == "full"
                                     else 0.5)
     groups = [{"params": [w_i], "lr": eta_w},
-              {"params": [p], "lr": cfg["eta_p"]}]
+              {"params": [p], "lr": eta_p}]
     opt = (torch.optim.SGD(groups) if ocfg is None
            else make_optimizer(ocfg, groups))
     life = ocfg["opt.state"] if ocfg is not None else "reset"
     key = i if life == "client" else None
     if life != "reset" and key in saved:
         opt.load_state_dict(saved[key])
+        for g, lr in zip(opt.param_groups, (eta_w, eta_p)):
+            g["lr"] = lr              # this round's, not the saved ones
     rec.record("client_begin", "w_i", as_state(w_i), round=t, client=i,
                step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
         w_p = sum(p[j] * (w_i if j == i else held[j]) for j in range(N))
+        last = w_p.detach().clone()
         loss = prob.clients[i].loss_of(net, w_p, b)
         loss = loss + coef * ((p - p0) ** 2).sum()
         loss.backward()
@@ -209,12 +234,17 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
         rec.step(t, i, s, "p_i", p)
     if life != "reset":
         saved[key] = copy.deepcopy(opt.state_dict())
-    return as_state(w_i), p.detach().clone()
+    return (as_state(w_i), p.detach().clone(),
+            None if last is None else as_state(last))
 
 
 def run(vector_raw):
     """APPLE on a golden vector; returns its pflref-result/1 dict."""
     vector_raw, ocfg = opt_settings(vector_raw)
+    alg = vector_raw["spec"]["algorithm"]
+    if alg.get("preset") == "pfllib_run":      # its switches, spelled out
+        alg.pop("preset")
+        alg["switches"] = dict(PFLLIB_RUN, **alg.get("switches", {}))
     if all(ocfg[k] == v for k, v in OPT_DEFAULTS.items()):
         ocfg = None                    # the paper's plain steps
     saved = {}
@@ -230,9 +260,10 @@ def run(vector_raw):
         raise Unsupported("bn.aggregate %r with batch normalisation (pflref "
                           "refuses it: G6)" % cfg.get("bn.aggregate",
                                                      "average"))
-    if cfg["lr.schedule"] != "constant":
-        raise Unsupported("lr.schedule %r in the apple example"
-                          % cfg["lr.schedule"])
+    if cfg["apple.upload"] not in ("core", "mixture") or \
+            cfg["apple.peers"] not in ("snapshot", "sequential"):
+        raise Unsupported("apple.upload %r, apple.peers %r"
+                          % (cfg["apple.upload"], cfg["apple.peers"]))
     model = prob.global_model
     for c in prob.clients:
         c.loss_of = (lambda module, w, b, c=c: _loss(c, module, w, b))
@@ -271,13 +302,19 @@ def run(vector_raw):
                 held = [mine[i][j] if j != i else cores[i]
                         for j in range(N)]
             rec.record("note", "lambda", [lam], round=t, client=i)
-            cores[i], ps[i] = client_update(prob, rec, t, i, held, ps[i],
-                                            p0, lam, batches, ocfg, saved,
-                                            nets[i], mask)
+            cores[i], ps[i], last = client_update(
+                prob, rec, t, i, held, ps[i], p0, lam, batches, ocfg, saved,
+                nets[i], mask)
+            if cfg["apple.peers"] == "sequential":  # later ones see it
+                server[i] = cores[i].clone()        # stepped, in place
+            mixture = cfg["apple.upload"] == "mixture" and last is not None
+            if mixture:                  # self.model_c = deepcopy(model)
+                cores[i] = last
             rec.client_end(t, i, "w_i", cores[i])
             rec.record("note", "p_i", ps[i], round=t, client=i)
             held[i] = cores[i]
-            w_p = sum(ps[i][j] * held[j] for j in range(N))
+            w_p = last if mixture else sum(ps[i][j] * held[j]
+                                           for j in range(N))
             w_p = torch.where(mask, w_p, state_flat(nets[i]))  # own r_μ, r_v
             rec.record("note", "w_p", w_p, round=t, client=i)
     for i, w in enumerate(cores):

@@ -24,7 +24,8 @@ test_negative_control: for each optimizer and learning-rate setting the
 candidates take, a vector that needs it passes, and fails once the
 setting's effect is removed (torch_common.CONTROLS: the optimizer
 recreated each round, clip_grad_norm_ not called, the scheduler not
-stepped, ...), so the setting is really exercised.
+stepped, ...; KEY=VALUE: a preset's switch set back in the spec), so the
+setting is really exercised.
 """
 import json
 import os
@@ -118,6 +119,11 @@ NEGATIVE = [
     ("pfedme/worked-linear-pfllib-run.json", "lr-count-rounds"),
     ("fedrod/layers-pfllib-lr-trainings.json", "lr-count-rounds"),
     ("optim/fedrod-sgd-weights-layers.json", "opt-decay-all"),
+    ("apple/worked-official-lr-exponential.json", "lr-not-stepped"),
+    # a switch of the preset set back to the paper's value in the spec
+    ("apple/worked-pfllib-run.json", "apple.upload=core"),
+    ("apple/worked-pfllib-run.json", "apple.peers=snapshot"),
+    ("apple/worked-pfllib-run-partial.json", "apple.upload=core"),
 ]
 
 
@@ -131,7 +137,12 @@ def test_negative_control(path, control, monkeypatch):
         raw = json.load(f)
     run = CANDIDATES[raw["spec"]["algorithm"]["name"]]
     assert pflref.check(path, run(raw)).passed
-    monkeypatch.setattr(torch_common, "CONTROLS", {control})
+    if "=" in control:          # KEY=VALUE: the spec's switch overridden
+        key, value = control.split("=")
+        alg = raw["spec"]["algorithm"]
+        alg["switches"] = dict(alg.get("switches", {}), **{key: value})
+    else:
+        monkeypatch.setattr(torch_common, "CONTROLS", {control})
     report = pflref.check(path, run(raw))
     assert not report.passed, "%s: not caught without its effect" % control
 # SPDX-License-Identifier: GPL-3.0-or-later
