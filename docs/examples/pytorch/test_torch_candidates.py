@@ -124,6 +124,7 @@ NEGATIVE = [
     ("apple/worked-pfllib-run.json", "apple.upload=core"),
     ("apple/worked-pfllib-run.json", "apple.peers=snapshot"),
     ("apple/worked-pfllib-run-partial.json", "apple.upload=core"),
+    ("fedavg/worked-generated-m.json", "sched-seed-once"),
 ]
 
 

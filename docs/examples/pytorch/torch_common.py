@@ -491,7 +491,9 @@ def weights(scheme, S, n):
 # scheduler never stepped: every factor 1), lr-count-rounds (lr.count =
 # trainings read as rounds), opt-one-slot (an algorithm's optimizers
 # share one kept state), opt-no-momentum (torch.optim.SGD's momentum 0),
-# opt-no-decay (weight decay 0).  Empty by default.
+# opt-no-decay (weight decay 0), sched-seed-once (a generated schedule's
+# clients from one RandomState(client_seed), not a fresh one per round).
+# Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
 
@@ -714,10 +716,12 @@ class Problem:
         if spec["algorithm"]["name"] != algorithm:
             raise Unsupported("algorithm %r, not %s"
                               % (spec["algorithm"]["name"], algorithm))
-        if spec["schedule"]["kind"] != "given":
-            raise Unsupported("a generated schedule (replay a given one)")
         if "clients" not in spec["problem"]:
             raise Unsupported("a problem file or generator (give the data)")
+        if spec["schedule"]["kind"] != "given":
+            spec = dict(spec, schedule=generated(
+                spec, [len(c["y"]) if "y" in c else c.get("n", 1)
+                       for c in spec["problem"]["clients"]]))
         self.model = spec["model"]
         self.cfg = settings(spec)
         self.clients = [Client(self.model, c)
@@ -742,6 +746,50 @@ class Problem:
                 sum(p.numel() for p in self.global_model.parameters())))
         else:
             raise Unsupported("init %r (give w0 as data)" % init["kind"])
+
+
+def generated(spec, n):
+    """A generated schedule (docs/formats.md, "schedule") as a PyTorch
+    user draws it: round t's clients by numpy's
+    RandomState(client_seed + t).choice(N, m, replace=False) (the
+    numpy_legacy sampler, bit for bit), trained in ascending id, each
+    participant's batches those of DataLoader(shuffle=False,
+    batch_size=B) over its samples (batches = split_once: index order,
+    the ragged last batch kept), E epochs of them or `steps` taken
+    cyclically.  The gsl sampler, reshuffle (GSL's permutations) and the
+    algorithms' own draws (pFedMe's selected, FedProx's draws, post and
+    personal work, peers) are refused: replay the result's schedule."""
+    sched, alg = spec["schedule"], spec["algorithm"]
+    N = len(n)
+    m = sched.get("clients_per_round", N)
+    if m < N and sched.get("sampler", "gsl") != "numpy_legacy":
+        raise Unsupported("a generated schedule with the gsl sampler "
+                          "(replay a given one)")
+    if sched.get("batches", "split_once") != "split_once" or any(
+            k in sched for k in ("post", "personal", "peers")) or \
+            alg["name"] in ("pfedme", "fedprox", "fedfomo"):
+        raise Unsupported("a generated schedule beyond numpy_legacy and "
+                          "split_once batches (replay a given one)")
+    work = sched["local"]
+    rounds = []
+    once = np.random.RandomState(sched.get("client_seed", 1))
+    for t in range(sched["rounds"]):
+        rs = (once if "sched-seed-once" in CONTROLS    # a negative control
+              else np.random.RandomState(sched.get("client_seed", 1) + t))
+        drawn = list(range(N)) if m == N else [
+            int(k) for k in rs.choice(N, m, replace=False)]
+        batches = []
+        for k in sorted(drawn):
+            B = work.get("batch_size", 0)
+            B = n[k] if B == 0 or B > n[k] else B
+            split = [list(range(a, min(a + B, n[k])))
+                     for a in range(0, n[k], B)]
+            count = (work["epochs"] * len(split) if "epochs" in work
+                     else work["steps"])
+            batches.append([split[q % len(split)] for q in range(count)])
+        rounds.append({"clients": sorted(drawn), "drawn": drawn,
+                       "batches": batches})
+    return {"kind": "given", "rounds": rounds}
 
 
 def plan(rnd):
