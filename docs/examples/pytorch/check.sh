@@ -10,7 +10,12 @@
 #      every one of them but fedrecon, which has no such vector:
 #      torch_bn.py), and `pflref check`
 #      passes them all (--min-vectors:
-#      as many as were run; a vector a candidate skips is listed with why);
+#      as many as were run, and at least MIN_RUN = 219, every vector of
+#      30 November: none skipped since the shared client optimizer, the
+#      learning-rate schedules and the numpy_legacy schedules; a vector a
+#      candidate skips is listed with why); each optimizer, learning-rate
+#      and schedule setting's negative control fails its vector
+#      (test_torch_candidates.py, step 3);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
 #      the candidates agree with `pflref run` record by record
 #      (crosscheck_models.py; the reference's own output, not a golden);
@@ -46,6 +51,7 @@ CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
 ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac"
+MIN_RUN=219     # the vectors the candidates ran on 30 November (none skipped)
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0
@@ -91,6 +97,9 @@ done
 # 1. every vector of the five algorithms passes
 "$PY" "$HERE/run_vectors.py" golden -o "$tmp/ok" 2>"$tmp/ok.err" || { cat "$tmp/ok.err"; exit 1; }
 n=$(find "$tmp/ok" -name '*.json' | wc -l)
+if [ "$n" -lt "$MIN_RUN" ]; then
+    echo "check-torch: the candidates ran $n vectors, fewer than $MIN_RUN"; fail=1
+fi
 if "$CLI" check golden "$tmp/ok" "${include[@]}" --min-vectors "$n" >"$tmp/ok.txt"; then
     echo "check-torch: $(tail -n 1 "$tmp/ok.txt")"
 else

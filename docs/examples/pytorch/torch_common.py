@@ -2,7 +2,11 @@
 
 The models of docs/models.md as torch.nn.Module objects, a client's data and
 its batch loss, the run's settings (defaults, presets, the spec's own values),
-and a small recorder that writes a pflref-result/1 dict.  The recorder has the
+the client optimizer of docs/optimizers.md as torch code builds it
+(ClientOptimizers: torch.optim.SGD / Adam / AdamW, parameter groups,
+clip_grad_norm_, the optimizer's lifetime), a generated schedule drawn as
+numpy's RandomState draws it, and a small recorder that writes a
+pflref-result/1 dict.  The recorder has the
 method names of the pflref package's pflref.Recorder (round_begin, step,
 client_end, server, final, record), so a candidate written against it moves
 to the package by changing one import.
