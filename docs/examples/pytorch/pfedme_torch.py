@@ -23,13 +23,13 @@ is one local round r.  Records: docs/validate.md, "pfedme".
 
 The client optimizer (opt.*, docs/algorithms/pfedme.md): the torch
 optimizer that steps θ on h_i in place of plain SGD (the object that
-PFLlib's and the authors' pFedMeOptimizer is), lr = η_p: torch.optim.SGD
-(momentum, dampening, nesterov, weight_decay) or Adam / AdamW, living as
-opt.state says: built in each client update (reset), one per client kept
-across rounds (client), or one for all clients (server).  Line 8 stays the
-hand-written update of the parameter list w_{i,r}.  Refused: clipping,
-opt.decay_scope other than all, the classical momentum form, a decoupled
-decay with sgd or adam.
+PFLlib's and the authors' pFedMeOptimizer is), lr = η_p: a
+torch_common.ClientOptimizer (torch.optim.SGD, Adam, AdamW, clipping, the
+decay forms and scopes of docs/optimizers.md), living as opt.state says:
+built in each client update (reset), one per client kept across rounds
+(client), or one for all clients (server).  Line 8 stays the
+hand-written update of the parameter list w_{i,r}.  Refused:
+opt.decay_scope = shared / personal (θ has no split; pflref: I1).
 
 Batch normalisation (docs/algorithms/pfedme.md, "Client optimizer and
 batch normalisation"): a layer list's batchnorm1d / 2d is
@@ -51,82 +51,35 @@ buffers.
 
 usage: pfedme_torch.py VECTOR.json -o RESULT.json
 """
-import copy
-
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, state_flat)
-from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone, frozen,
-                          lr_factor, main, plan, squared_distance, weights)
-
-
-def split_optimizer(vector_raw):
-    """(the vector without its opt.* keys, the opt.* settings over their
-    defaults, or None for plain SGD); refuses what this example lacks."""
-    raw = copy.deepcopy(vector_raw)
-    alg = raw["spec"]["algorithm"]
-    ocfg = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        group = alg.get(part, {})
-        ocfg.update({k: v for k, v in group.items() if k.startswith("opt.")})
-        alg[part] = {k: v for k, v in group.items() if not k.startswith("opt.")}
-    if ocfg == OPT_DEFAULTS:
-        return raw, None
-    if ocfg["opt.clip"] != "off" or ocfg["opt.decay_scope"] != "all":
-        raise Unsupported("opt.clip / opt.decay_scope other than off / all")
-    if ocfg["opt.momentum_form"] != "pytorch":
-        raise Unsupported("opt.momentum_form %r" % ocfg["opt.momentum_form"])
-    if ocfg["opt.method"] != "adamw" and \
-            ocfg["opt.weight_decay_form"] != "coupled":
-        raise Unsupported("a decoupled weight decay with %s"
-                          % ocfg["opt.method"])
-    return raw, ocfg
-
-
-def make_optimizer(ocfg, params):
-    """The torch optimizer the opt.* settings name (lr set per update)."""
-    if ocfg["opt.method"] == "sgd":
-        return torch.optim.SGD(params, lr=1.0, momentum=ocfg["opt.momentum"],
-                               dampening=ocfg["opt.dampening"],
-                               nesterov=ocfg["opt.nesterov"] == "on",
-                               weight_decay=ocfg["opt.weight_decay"])
-    cls = torch.optim.Adam if ocfg["opt.method"] == "adam" else \
-        torch.optim.AdamW
-    return cls(params, lr=1.0, betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
-               eps=ocfg["opt.eps"], weight_decay=ocfg["opt.weight_decay"])
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          frozen, lr_factor, main, plan, squared_distance,
+                          take_optimizer, weights)
 
 
 class InnerSolvers:
-    """θ's module and its optimizer for each client update: a new pair
-    (plain SGD, or opt.state = reset), the client's own (client) or one for
-    all (server), the module reloaded in place so the optimizer's state,
-    keyed by its parameter objects, carries on."""
+    """θ's module and its optimizer for each client update: θ a copy of
+    its start, the optimizer a torch_common.ClientOptimizer over it (slot
+    0) whose state lives as opt.state says (a new one per update, the
+    client's own, or one for all: ClientOptimizers)."""
 
     def __init__(self, ocfg):
-        self.ocfg, self.kept = ocfg, {}
+        self.optimizers = ClientOptimizers(ocfg)
 
     def get(self, i, theta_start, lr, buffers=None):
         """buffers: the running statistics θ starts with instead of
         theta_start's (bn.aggregate = parameters_only)."""
-        life = "reset" if self.ocfg is None else self.ocfg["opt.state"]
-        key = i if life == "client" else None
-        if life == "reset" or key not in self.kept:
-            personal = clone(theta_start)
-            opt = (torch.optim.SGD(personal.parameters(), lr=lr)
-                   if self.ocfg is None
-                   else make_optimizer(self.ocfg, personal.parameters()))
-            if life != "reset":
-                self.kept[key] = (personal, opt)
-        else:
-            personal, opt = self.kept[key]
-            load_state(personal, state_flat(theta_start))
+        personal = clone(theta_start)
         if buffers is not None:
             put_buffers(personal, buffers)
         personal.train()
-        for group in opt.param_groups:
-            group["lr"] = lr
-        return personal, opt
+        return personal, self.optimizers.get(0, i, personal, lr)
+
+    def keep(self, i, opt):
+        self.optimizers.keep(0, i, opt)
 
 
 def client_update(prob, rec, t, i, global_model, batches, theta_start,
@@ -167,6 +120,7 @@ def client_update(prob, rec, t, i, global_model, batches, theta_start,
                 w -= eta * lam * (w - th)
         put_buffers(local_model, copy_buffers(personal))  # θ's statistics
         rec.step(t, i, r + 1, "w_local", state_flat(local_model))
+    solvers.keep(i, opt)
     rec.client_end(t, i, "w_local", state_flat(local_model))
     rec.client_end(t, i, "theta", state_flat(personal))
     return local_model, personal
@@ -174,7 +128,7 @@ def client_update(prob, rec, t, i, global_model, batches, theta_start,
 
 def run(vector_raw):
     """pFedMe on a golden vector; returns its pflref-result/1 dict."""
-    vector_raw, ocfg = split_optimizer(vector_raw)
+    vector_raw, ocfg = take_optimizer(vector_raw)
     prob = bn_problem(vector_raw, "pfedme")
     solvers = InnerSolvers(ocfg)
     cfg, rec, model = prob.cfg, Recorder(prob.id), prob.global_model
