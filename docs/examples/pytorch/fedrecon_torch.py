@@ -24,55 +24,18 @@ global.  Every record is the full parameter vector (g, l).
 The client optimizer (opt.*, docs/algorithms/fedrecon.md): TFF builds a
 client optimizer for the update of g and a separate reconstruction
 optimizer (SGD) for l, so opt.* becomes the torch optimizer over g in
-l. 10-11 (torch.optim.SGD with momentum, dampening, nesterov and weight
-decay, Adam, AdamW), built for every client update (opt.state = reset),
+l. 10-11 (a torch_common.ClientOptimizer: torch.optim.SGD, Adam, AdamW,
+clipping and the decay forms and scopes of docs/optimizers.md, l's
+gradients dropped), built for every client update (opt.state = reset),
 or restored from the client's own state_dict (client) or from the last
-client's (server); l's steps stay torch.optim.SGD(lr=η_r).  Clipping, the
-classical momentum form, a decay scope other than all and SGD's
-decoupled decay are refused.
+client's (server); l's steps stay torch.optim.SGD(lr=η_r).
 
 usage: fedrecon_torch.py VECTOR.json -o RESULT.json
 """
-import copy
-
 import torch
 
-from torch_common import (OPT_DEFAULTS, Problem, Recorder, Unsupported,
-                          clone, flat, is_personal, main)
-
-
-def client_optimizer(vector_raw):
-    """(the vector without its opt.* keys, the opt.* settings over their
-    defaults, or None for plain SGD)."""
-    vec = copy.deepcopy(vector_raw)
-    alg = vec["spec"]["algorithm"]
-    cfg = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        keys = [k for k in alg.get(part, {}) if k.startswith("opt.")]
-        for k in keys:
-            cfg[k] = alg[part].pop(k)
-    if all(cfg[k] == v for k, v in OPT_DEFAULTS.items()):
-        return vec, None
-    if cfg["opt.clip"] != "off" or cfg["opt.decay_scope"] != "all" or \
-            cfg["opt.momentum_form"] != "pytorch":
-        raise Unsupported("opt.clip, opt.decay_scope or opt.momentum_form "
-                          "away from off, all, pytorch")
-    if cfg["opt.method"] != "adamw" and \
-            cfg["opt.weight_decay_form"] != "coupled":
-        raise Unsupported("decoupled weight decay outside adamw")
-    return vec, cfg
-
-
-def make_update_optimizer(cfg, params, lr):
-    """The torch optimizer over g that opt.* describes."""
-    if cfg["opt.method"] == "sgd":
-        return torch.optim.SGD(params, lr=lr, momentum=cfg["opt.momentum"],
-                               dampening=cfg["opt.dampening"],
-                               nesterov=cfg["opt.nesterov"] == "on",
-                               weight_decay=cfg["opt.weight_decay"])
-    kind = torch.optim.Adam if cfg["opt.method"] == "adam" else torch.optim.AdamW
-    return kind(params, lr=lr, betas=(cfg["opt.beta1"], cfg["opt.beta2"]),
-                eps=cfg["opt.eps"], weight_decay=cfg["opt.weight_decay"])
+from torch_common import (ClientOptimizers, Problem, Recorder, Unsupported,
+                          clone, flat, is_personal, main, take_optimizer)
 
 
 def split(prob, model):
@@ -86,13 +49,15 @@ def split(prob, model):
 
 def sgd(prob, rec, t, i, model, params, lr, batches, name, phase="train",
         opt=None):
-    """One SGD step per batch on `params` only (or opt's step), each
-    recorded."""
+    """One SGD step per batch on `params` only (or opt's step, the other
+    parameters' gradients dropped), each recorded."""
     if opt is None:
         opt = torch.optim.SGD(params, lr=lr)
     for s, z in enumerate(batches, start=1):
         model.zero_grad()
         prob.clients[i].loss(model, z).backward()
+        if hasattr(opt, "freeze"):
+            opt.freeze(params)
         opt.step()
         rec.step(t, i, s, name, model, phase=phase)
 
@@ -121,9 +86,9 @@ def start(prob, global_model, kept, i):
 
 def run(vector_raw):
     """FedRecon on a golden vector; returns its result dict."""
-    vector_raw, ocfg = client_optimizer(vector_raw)
+    vector_raw, ocfg = take_optimizer(vector_raw)
     prob = Problem(vector_raw, "fedrecon")
-    saved = {}                 # opt.state = client: by client; server: None
+    optimizers = ClientOptimizers(ocfg)
     if prob.cfg.get("fedrecon.local_init", "given") not in ("given", "last"):
         raise Unsupported("fedrecon.local_init %r" % prob.cfg["fedrecon.local_init"])
     eta_r, eta_u = prob.cfg["fedrecon.eta_r"], prob.cfg["fedrecon.eta_u"]
@@ -140,18 +105,13 @@ def run(vector_raw):
                        step=0)
             local, glob = split(prob, model)
             sgd(prob, rec, t, i, model, local, eta_r, recon, "w_recon")
-            opt = None
-            if ocfg is not None:                          # client_optimizer_fn()
-                opt = make_update_optimizer(ocfg, glob, eta_u)
-                life = ocfg["opt.state"]
-                key = i if life == "client" else None
-                if life != "reset" and key in saved:
-                    opt.load_state_dict(saved[key])
+            mine = {id(p) for p in local}
+            named = dict(model.named_parameters())
+            opt = optimizers.get(                         # client_optimizer_fn()
+                0, i, model, eta_u, lambda name: id(named[name]) in mine)
             sgd(prob, rec, t, i, model, glob, eta_u, update, "w_local",
                 opt=opt)
-            if ocfg is not None and ocfg["opt.state"] != "reset":
-                saved[i if ocfg["opt.state"] == "client" else None] = \
-                    copy.deepcopy(opt.state_dict())
+            optimizers.keep(0, i, opt)
             rec.client_end(t, i, "w_local", model)
             rec.client_end(t, i, "v", model)
             kept[i] = [p.detach().clone() for p in local]

@@ -118,6 +118,8 @@ NEGATIVE = [
     ("pfedme/worked-linear-pfllib-decay.json", "lr-count-rounds"),
     ("pfedme/worked-linear-pfllib-run.json", "lr-count-rounds"),
     ("pfedme/optim-momentum-decay-client.json", "opt-state-reset"),
+    ("optim/fedrecon-adam-client.json", "opt-state-reset"),
+    ("optim/fedrecon-momentum-decay.json", "opt-no-decay"),
     ("fedrod/layers-pfllib-lr-trainings.json", "lr-count-rounds"),
     ("optim/fedrod-sgd-weights-layers.json", "opt-decay-all"),
     ("apple/worked-official-lr-exponential.json", "lr-not-stepped"),
