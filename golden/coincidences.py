@@ -1746,35 +1746,33 @@ _NOT_YET = {
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
-    "fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego prox "
-    "scaffold",
-    ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedprox fedrecon "
-    "fedrod finetune interp moon perfedavg pfedme pflego prox scaffold",
+    "fedrod finetune ifca interp local moon perfedavg pfedme pflego prox",
+    ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedrecon "
+    "fedrod finetune interp moon perfedavg pfedme pflego prox",
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
-    "fedfomo fedproto fedprox fedrecon ifca interp local moon perfedavg pfedhn pflego "
-    "prox scaffold",
+    "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
+    "prox",
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
-    "fedproto fedprox fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
-    "prox scaffold",
+    "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
+    "prox",
     ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
-    "fedprox fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox "
-    "scaffold",
+    "fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
     "scaffold",
-    ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon finetune local lora moon perfedavg pfedme pflego prox scaffold",
+    ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto "
+    "fedrecon finetune local lora moon perfedavg pfedme pflego prox",
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedpac "
-    "fedproto fedprox fedrecon fedrod finetune ifca interp local lora moon perfedavg "
-    "pfedhn pfedme pflego prox scaffold",
-    ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon interp local moon perfedavg pfedme pflego scaffold",
-    ('opt.state', 'client'): "fedala feddyn fedproto moon scaffold",
-    ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon interp local moon perfedavg pfedme pflego prox scaffold",
+    "fedproto fedrecon fedrod finetune ifca interp local lora moon perfedavg "
+    "pfedhn pfedme pflego prox",
+    ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto "
+    "fedrecon interp local moon perfedavg pfedme pflego",
+    ('opt.state', 'client'): "fedala feddyn fedproto moon",
+    ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto "
+    "fedrecon interp local moon perfedavg pfedme pflego prox",
     ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn feddyn fedpac "
-    "fedproto fedprox fedrecon fedrod finetune interp local moon perfedavg pfedme "
-    "pflego prox scaffold",
+    "fedproto fedrecon fedrod finetune interp local moon perfedavg pfedme "
+    "pflego prox",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Client-optimizer golden vectors of FedProx and SCAFFOLD: the shared
+optimizer switch values (opt.*, lr.*) that no vector of these algorithms
+ran coincidence-free before (golden/coincidences.py, _NOT_YET), a few
+values per vector.
+
+Each spec is run, as written, through its algorithm's exact replay
+(pflref_exact_fedprox.py, pflref_exact_scaffold.py), whose local steps go
+through golden/pflref_exact_optim.py's optimizer (docs/optimizers.md: the
+rules, "Where the state lives"; the split's blocks for opt.decay_scope =
+shared / personal): exact fractions, square roots (the clip norm, Adam) at
+60 decimal digits.  The generator asserts, per vector, what makes it able
+to fail: each flagged bug moves a value far outside the tolerance
+(check_mutants), every other opt.state lifetime gives other numbers, the
+clip acts on some steps and not on others, and the decay scope's blocks
+are read (the flipped scope gives other numbers).
+
+The problem: golden/optim/make_algorithms.py's linear model with a bias
+(squared loss, three clients of 3, 4 and 5 samples with dyadic inputs,
+w0 = (0.125, -0.375, 0.1875)) and its three rounds S = {0, 1}, {1, 2},
+{0, 2}; FedProx with fedprox.sampling = paper adds draws.
+
+Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json), for
+fedprox and scaffold each:
+  nesterov-clip-step-server  SGD with Nesterov momentum, decoupled weight
+                     decay on the weights only (not the bias), a clip that
+                     acts on some steps, one optimizer carried from client
+                     to client, step decay firing at round 2
+  adamw-shared-client-decay  AdamW kept per client, weight decay on the
+                     split's shared block w only (b personal), exponential
+                     decay
+  classical-personal-client  classical momentum kept per client, coupled
+                     weight decay on the split's personal block b only,
+                     exponential decay (the two momentum forms differ)
+
+    /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
+"""
+import copy
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.dirname(HERE)
+sys.path.insert(0, GOLDEN)
+sys.path.insert(0, HERE)
+
+import make_algorithms as ma             # noqa: E402
+import pflref_exact_fedprox as xfp       # noqa: E402
+import pflref_exact_optim as po          # noqa: E402
+import pflref_exact_scaffold as xsc      # noqa: E402
+import pflref_golden as pg               # noqa: E402
+
+GENERATOR = ("golden/optim/make_shared.py with golden/pflref_exact_optim.py "
+             "and each algorithm's exact replay (exact fractions; decimal "
+             "square roots at 60 digits)")
+SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
+          "update rules, torch.nn.utils.clip_grad_norm_, per-group weight "
+          "decay; docs/optimizers.md; FedProx (Li et al., MLSys 2020, Alg. 2) "
+          "and SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1, option II) "
+          "as in their own vectors")
+REPLAYS = {"fedprox": xfp, "scaffold": xsc}
+TITLE = {"fedprox": "FedProx (Li et al. 2020, Alg. 2, paper sampling)",
+         "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)"}
+# the algorithms' own constants: every optimizer and schedule constant of
+# the vectors differs from them and from 1 minus each step size
+HYPER = {"fedprox": {"eta": 0.1875, "fedprox.mu": 0.3125},
+         "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25}}
+# FedProx's paper sampling: K = 3 draws per round over S_t (a device drawn
+# twice weighs 2/3)
+DRAWS = [[1, 0, 1], [2, 2, 1], [0, 2, 0]]
+# candidate clip thresholds, the first acting on some steps and not on
+# all taken (clip_acts)
+CLIPS = (0.875, 1.125, 0.6875, 1.375, 0.5625, 1.625, 0.4375)
+SPLIT = {"personal": ["b"]}
+
+
+def replay_expected(spec, bugs=frozenset()):
+    alg = spec["algorithm"]["name"]
+    trace, w, _, _ = REPLAYS[alg].replay(spec, frozenset(bugs))
+    return pg.expected(trace, w=w)
+
+
+def clip_log(spec):
+    log = []
+    po.CLIP_LOG = log
+    try:
+        replay_expected(spec)
+    finally:
+        po.CLIP_LOG = None
+    return [coef < 1 for _, _, coef in log]
+
+
+def clip_acts(spec, exp, tol):
+    clipped = clip_log(spec)
+    assert any(clipped) and not all(clipped), clipped
+
+
+def every_lifetime_differs(spec, exp, tol):
+    for life in ("reset", "client", "server"):
+        other = copy.deepcopy(spec)
+        other["algorithm"]["switches"]["opt.state"] = life
+        if life != po.config(spec["algorithm"])["opt.state"]:
+            assert ma.differs(exp, replay_expected(other), tol), life
+
+
+def scope_read(spec, exp, tol):
+    """The decay scope's blocks matter: every other scope differs."""
+    mine = spec["algorithm"]["switches"]["opt.decay_scope"]
+    for scope in ("all", "weights", "shared", "personal"):
+        if scope == mine or (mine == "shared" and scope == "weights"):
+            continue        # the split's shared block is the weights here
+        other = copy.deepcopy(spec)
+        other["algorithm"]["switches"]["opt.decay_scope"] = scope
+        assert ma.differs(exp, replay_expected(other), tol), scope
+
+
+def base(alg, hyper, switches, split=None):
+    algorithm = {"name": alg, "hyperparameters": dict(HYPER[alg], **hyper),
+                 "switches": dict(switches)}
+    rounds = copy.deepcopy(ma.ROUNDS)
+    if alg == "fedprox":
+        for r, d in zip(rounds, DRAWS):
+            r["draws"] = d
+    return ma.base_spec(ma.LINEAR, ma.CLIENTS, ma.INIT, algorithm, rounds,
+                        split=split)
+
+
+def make(alg, name, title, what, spec, tol, flags, mutants, checks):
+    vid = "optim/%s/%s" % (alg, name)
+    description = (TITLE[alg] + ".  Linear model with bias, squared loss, "
+                   "three clients (n = 3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}"
+                   + (", draws %s" % DRAWS if alg == "fedprox" else "")
+                   + "; " + ", ".join("%s = %g" % kv for kv in
+                                      sorted(HYPER[alg].items()))
+                   + ".  " + what)
+    spec = dict(spec, name="%s, %s" % (TITLE[alg].split(" (")[0], title),
+                description=description)
+    exp = replay_expected(spec)
+    mutants = dict(mutants)
+    life = po.config(spec["algorithm"])["opt.state"]
+    mutants["optimizer-state-lifetime"] = [
+        b for b in ma.STATE_BUGS if b != "state-" + life]
+    flags = flags + ["optimizer-state-lifetime"]
+    pg.check_mutants(vid, exp, tol, flags, mutants,
+                     lambda bugs: replay_expected(spec, bugs))
+    for check in [every_lifetime_differs] + list(checks):
+        check(spec, exp, tol)
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return "%s-%s.json" % (alg, name), pg.vector(vid, spec["name"], prov,
+                                                  flags, spec, tol, exp)
+
+
+STEPS = "at most 3 local steps per client update, 3 rounds"
+
+
+def sgd_vector(alg):
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step"}
+    for c in CLIPS:
+        spec = base(alg, dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("%s: no clip threshold acts on some steps" % alg)
+    return make(
+        alg, "nesterov-clip-step-server",
+        "torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay = "
+        "0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object carried from client to client, step decay 0.5625 every 2 "
+        "rounds" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled (theta <- theta (1 - "
+        "eta lambda) before the step) and opt.decay_scope = weights (the bias "
+        "b undecayed), opt.clip = norm at c = %g (acting on some steps, not "
+        "on others), opt.state = server (one optimizer for every client in "
+        "training order), lr.schedule = step with lr.gamma = 0.5625 and "
+        "lr.step_rounds = 2 (round 2's step sizes times 0.5625)." % c,
+        spec, ma.tolerance(STEPS + ", clipping norms at 60 digits",
+                           exact=False),
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         # no λθ in d under the decoupled decay: only the per-block clip
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
+def adamw_vector(alg):
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": 0.09375, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "opt.decay_scope": "shared", "lr.schedule": "exponential"}
+    return make(
+        alg, "adamw-shared-client-decay",
+        "torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
+        "= 0.09375 on the shared block w only), one per client kept across "
+        "rounds, exponential decay 0.6875",
+        "split.personal = [b]; opt.method = adamw, opt.beta1 = 0.75, "
+        "opt.beta2 = 0.96875, opt.eps = 0.001953125, opt.weight_decay = "
+        "0.09375 with opt.decay_scope = shared (w decays, the personal b "
+        "does not), opt.state = client (a client's moments and step counts "
+        "carried into its next round), lr.schedule = exponential with "
+        "lr.gamma = 0.6875.",
+        base(alg, hyper, switches, SPLIT),
+        ma.tolerance(STEPS + ", Adam's square roots", exact=False),
+        ["weight-decay-form", "weight-decay-scope", "adam-bias-correction",
+         "lr-schedule"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [scope_read])
+
+
+def classical_vector(alg):
+    hyper = {"opt.momentum": 0.59375, "opt.weight_decay": 0.21875,
+             "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "opt.decay_scope": "personal", "lr.schedule": "exponential"}
+    return make(
+        alg, "classical-personal-client",
+        "classical momentum v <- 0.59375 v - eta d, weight decay 0.21875 "
+        "(coupled) on the personal block b only, one per client kept across "
+        "rounds, exponential decay 0.78125",
+        "split.personal = [b]; opt.momentum = 0.59375, opt.momentum_form = "
+        "classical (eta inside the velocity: unlike torch's form once eta "
+        "decays), opt.weight_decay = 0.21875 (coupled: d <- d + lambda b) "
+        "with opt.decay_scope = personal (b decays, the shared w does not), "
+        "opt.state = client, lr.schedule = exponential with lr.gamma = "
+        "0.78125.",
+        base(alg, hyper, switches, SPLIT), ma.tolerance(STEPS),
+        ["momentum-form", "weight-decay-scope", "lr-schedule"],
+        {"momentum-form": ["momentum-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [scope_read])
+
+
+def _bind(f, alg):
+    g = lambda: f(alg)             # noqa: E731
+    g.__name__ = "%s_%s" % (f.__name__, alg)
+    return g
+
+
+MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold")
+               for f in (sgd_vector, adamw_vector, classical_vector))
+
+
+def main():
+    pg.write_all(sys.argv, HERE, MAKERS)
+
+
+if __name__ == "__main__":
+    main()
