@@ -1745,32 +1745,32 @@ _NOT_YET = {
     "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn fedpac fedproto "
     "fedrod finetune ifca interp local moon perfedavg pfedme pflego prox",
-    ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedrecon "
+    ('opt.clip', 'norm'): "apple fedala fedbn fedpac fedproto fedrecon "
     "fedrod finetune interp moon perfedavg pfedme pflego prox",
-    ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
+    ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn "
     "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
     "prox",
-    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn fedfomo "
     "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
     "prox",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn fedpac fedproto "
     "fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
     "scaffold",
-    ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto "
+    ('opt.method', 'adamw'): "apple fedala fedbn fedpac fedproto "
     "fedrecon finetune local lora moon perfedavg pfedme pflego prox",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedpac "
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac "
     "fedproto fedrecon fedrod finetune ifca interp local lora moon perfedavg "
     "pfedhn pfedme pflego prox",
-    ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto "
+    ('opt.nesterov', 'on'): "apple fedala fedbn fedpac fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego",
-    ('opt.state', 'client'): "fedala feddyn fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto "
+    ('opt.state', 'client'): "fedala fedproto moon",
+    ('opt.state', 'server'): "apple fedala fedbn fedpac fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego prox",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn feddyn fedpac "
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn fedpac "
     "fedproto fedrecon fedrod finetune interp local moon perfedavg pfedme "
     "pflego prox",
 }

@@ -47,6 +47,7 @@ sys.path.insert(0, GOLDEN)
 sys.path.insert(0, HERE)
 
 import make_algorithms as ma             # noqa: E402
+import pflref_exact_feddyn as xfd        # noqa: E402
 import pflref_exact_fedprox as xfp       # noqa: E402
 import pflref_exact_optim as po          # noqa: E402
 import pflref_exact_scaffold as xsc      # noqa: E402
@@ -60,13 +61,15 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "decay; docs/optimizers.md; FedProx (Li et al., MLSys 2020, Alg. 2) "
           "and SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1, option II) "
           "as in their own vectors")
-REPLAYS = {"fedprox": xfp, "scaffold": xsc}
+REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd}
 TITLE = {"fedprox": "FedProx (Li et al. 2020, Alg. 2, paper sampling)",
-         "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)"}
+         "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)",
+         "feddyn": "FedDyn (Acar et al. 2021, Alg. 1)"}
 # the algorithms' own constants: every optimizer and schedule constant of
 # the vectors differs from them and from 1 minus each step size
 HYPER = {"fedprox": {"eta": 0.1875, "fedprox.mu": 0.3125},
-         "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25}}
+         "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25},
+         "feddyn": {"eta": 0.109375, "feddyn.alpha": 0.34375}}
 # FedProx's paper sampling: K = 3 draws per round over S_t (a device drawn
 # twice weighs 2/3)
 DRAWS = [[1, 0, 1], [2, 2, 1], [0, 2, 0]]
@@ -251,7 +254,7 @@ def _bind(f, alg):
     return g
 
 
-MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold")
+MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
                for f in (sgd_vector, adamw_vector, classical_vector))
 
 
