@@ -1738,16 +1738,16 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedbn feddyn fedpac "
+    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt feddyn fedpac "
     "fedproto fedprox fedrod fedsim finetune ifca interp local lora moon pfedhn "
     "pfedme pflego prox scaffold",
-    ('bn.running_var', 'biased'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo "
+    ('bn.running_var', 'biased'): "apfl cfl ditto fedala fedalt feddyn fedfomo "
     "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn fedpac fedproto "
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedpac fedproto "
     "fedrod finetune ifca interp local moon perfedavg pfedme pflego prox",
-    ('opt.clip', 'norm'): "apple fedala fedbn fedpac fedproto fedrecon "
+    ('opt.clip', 'norm'): "apple fedala fedpac fedproto fedrecon "
     "fedrod finetune interp moon perfedavg pfedme pflego prox",
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn "
     "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
@@ -1755,22 +1755,22 @@ _NOT_YET = {
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn fedfomo "
     "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
     "prox",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn fedpac fedproto "
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedpac fedproto "
     "fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
     "scaffold",
-    ('opt.method', 'adamw'): "apple fedala fedbn fedpac fedproto "
+    ('opt.method', 'adamw'): "apple fedala fedpac fedproto "
     "fedrecon finetune local lora moon perfedavg pfedme pflego prox",
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac "
     "fedproto fedrecon fedrod finetune ifca interp local lora moon perfedavg "
     "pfedhn pfedme pflego prox",
-    ('opt.nesterov', 'on'): "apple fedala fedbn fedpac fedproto "
+    ('opt.nesterov', 'on'): "apple fedala fedpac fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego",
     ('opt.state', 'client'): "fedala fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedbn fedpac fedproto "
+    ('opt.state', 'server'): "apple fedala fedpac fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego prox",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn fedpac "
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedpac "
     "fedproto fedrecon fedrod finetune interp local moon perfedavg pfedme "
     "pflego prox",
 }

@@ -204,6 +204,8 @@ def run(spec, clients, w0, log, bug):
     # fedbn.running_var and bn.running_var are one switch: either biased
     biased = "biased" in (sw.get("fedbn.running_var", "unbiased"),
                           sw.get("bn.running_var", "unbiased"))
+    # bn.running = frozen: the batch statistics normalise, r_μ and r_v stay
+    moving = sw.get("bn.running", "update") == "update"
     opts = base.pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
     bn = clients[0].bn
     w = np.array(w0, dtype=float)
@@ -223,10 +225,12 @@ def run(spec, clients, w0, log, bug):
             for s, batch in enumerate(batches, start=1):
                 if layered:     # the pass's statistics into r_μ, r_v
                     g = c.grad(theta, batch)
-                    theta = c.track(theta, unbiased=not biased, force=True)
+                    if moving:
+                        theta = c.track(theta, unbiased=not biased, force=True)
                 else:
                     g, mean, var, m = c.grad(theta, batch)
-                    c.running(theta, mean, var, m, biased)
+                    if moving:
+                        c.running(theta, mean, var, m, biased)
                 if opt is not None:     # torch's optimizer; buffers stay
                     theta = opt.step(theta, g, eta_k)
                 else:

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Client-optimizer golden vectors of FedProx and SCAFFOLD: the shared
+"""Client-optimizer golden vectors of FedProx, SCAFFOLD, FedDyn and FedBN: the shared
 optimizer switch values (opt.*, lr.*) that no vector of these algorithms
 ran coincidence-free before (golden/coincidences.py, _NOT_YET), a few
 values per vector.
 
 Each spec is run, as written, through its algorithm's exact replay
-(pflref_exact_fedprox.py, pflref_exact_scaffold.py), whose local steps go
+(pflref_exact_fedprox.py, pflref_exact_scaffold.py, pflref_exact_feddyn.py,
+pflref_exact_fedbn.py), whose local steps go
 through golden/pflref_exact_optim.py's optimizer (docs/optimizers.md: the
 rules, "Where the state lives"; the split's blocks for opt.decay_scope =
 shared / personal): exact fractions, square roots (the clip norm, Adam) at
@@ -22,7 +23,7 @@ w0 = (0.125, -0.375, 0.1875)) and its three rounds S = {0, 1}, {1, 2},
 {0, 2}; FedProx with fedprox.sampling = paper adds draws.
 
 Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json), for
-fedprox and scaffold each:
+fedprox, scaffold and feddyn each:
   nesterov-clip-step-server  SGD with Nesterov momentum, decoupled weight
                      decay on the weights only (not the bias), a clip that
                      acts on some steps, one optimizer carried from client
@@ -33,6 +34,13 @@ fedprox and scaffold each:
   classical-personal-client  classical momentum kept per client, coupled
                      weight decay on the split's personal block b only,
                      exponential decay (the two momentum forms differ)
+and for fedbn, on the mlp with batch normalisation of
+fedbn/worked-momentum-client (its two rounds and a third):
+  nesterov-clip-step-server-frozen  the first's switches (the decay on W1,
+                     W2 only: not the biases, not gamma, beta) with
+                     bn.running = frozen
+  adamw-client-decay-biased  AdamW kept per client, exponential decay,
+                     bn.running_var = biased
 
     /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
 """
@@ -47,6 +55,7 @@ sys.path.insert(0, GOLDEN)
 sys.path.insert(0, HERE)
 
 import make_algorithms as ma             # noqa: E402
+import pflref_exact_fedbn as xbn         # noqa: E402
 import pflref_exact_feddyn as xfd        # noqa: E402
 import pflref_exact_fedprox as xfp       # noqa: E402
 import pflref_exact_optim as po          # noqa: E402
@@ -61,15 +70,17 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "decay; docs/optimizers.md; FedProx (Li et al., MLSys 2020, Alg. 2) "
           "and SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1, option II) "
           "as in their own vectors")
-REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd}
+REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd, "fedbn": xbn}
 TITLE = {"fedprox": "FedProx (Li et al. 2020, Alg. 2, paper sampling)",
          "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)",
-         "feddyn": "FedDyn (Acar et al. 2021, Alg. 1)"}
+         "feddyn": "FedDyn (Acar et al. 2021, Alg. 1)",
+         "fedbn": "FedBN (Li et al. 2021, Alg. 1)"}
 # the algorithms' own constants: every optimizer and schedule constant of
 # the vectors differs from them and from 1 minus each step size
 HYPER = {"fedprox": {"eta": 0.1875, "fedprox.mu": 0.3125},
          "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25},
-         "feddyn": {"eta": 0.109375, "feddyn.alpha": 0.34375}}
+         "feddyn": {"eta": 0.109375, "feddyn.alpha": 0.34375},
+         "fedbn": {"eta": 0.34375}}
 # FedProx's paper sampling: K = 3 draws per round over S_t (a device drawn
 # twice weighs 2/3)
 DRAWS = [[1, 0, 1], [2, 2, 1], [0, 2, 0]]
@@ -81,8 +92,8 @@ SPLIT = {"personal": ["b"]}
 
 def replay_expected(spec, bugs=frozenset()):
     alg = spec["algorithm"]["name"]
-    trace, w, _, _ = REPLAYS[alg].replay(spec, frozenset(bugs))
-    return pg.expected(trace, w=w)
+    trace, w, v, _ = REPLAYS[alg].replay(spec, frozenset(bugs))
+    return pg.expected(trace, w=w, v=v)
 
 
 def clip_log(spec):
@@ -122,6 +133,8 @@ def scope_read(spec, exp, tol):
 def base(alg, hyper, switches, split=None):
     algorithm = {"name": alg, "hyperparameters": dict(HYPER[alg], **hyper),
                  "switches": dict(switches)}
+    if alg == "fedbn":
+        return fedbn_base(algorithm)
     rounds = copy.deepcopy(ma.ROUNDS)
     if alg == "fedprox":
         for r, d in zip(rounds, DRAWS):
@@ -130,11 +143,53 @@ def base(alg, hyper, switches, split=None):
                         split=split)
 
 
+# FedBN: the mlp with batch normalisation of fedbn/worked-momentum-client
+# (d = 2, h = 3, k = 2, cross-entropy, bn_eps 2^-6, BN momentum 0.15, five,
+# four and six samples, its init) and its two rounds, then a third round
+# S = {1, 2} so that a step decay every 2 rounds fires
+FEDBN_FROZEN = "fedbn/worked-momentum-client.json"
+FEDBN_ROUND3 = {"clients": [1, 2], "batches": [[[2, 0], [3, 1]],
+                                                [[1, 4, 2], [5, 0, 3]]]}
+FEDBN_TOL = {
+    "atol": 1e-12, "rtol": 1e-11,
+    "basis": "fp64 reference in fixed order against 60-digit decimals of the "
+             "binary inputs (golden/pflref_exact_fedbn.py; the optimizer's "
+             "step in exact fractions of them, square roots at 60 digits): "
+             "three rounds of at most three local steps on values below 10, "
+             "each step a batch mean, variance and square root (a few tens of "
+             "roundings), the optimizer's terms bounded (momentum < 0.9, "
+             "Adam's normalised steps); every relu decision at least 1e-4 "
+             "from its kink (asserted), and every flagged bug moves some "
+             "value by more than 1e3 times the tolerance."}
+
+
+def fedbn_base(algorithm):
+    spec = copy.deepcopy(ma.frozen_spec(FEDBN_FROZEN))
+    spec["algorithm"] = algorithm
+    spec["schedule"]["rounds"].append(copy.deepcopy(FEDBN_ROUND3))
+    return spec
+
+
+def relu_clear(spec, exp, tol):
+    """No relu decision on or near its kink (a kink would make the
+    reference's and the replay's subgradients a coincidence)."""
+    xbn.STATS.update({"min_u": None, "on": 0, "near": 0})
+    replay_expected(spec)
+    assert xbn.STATS["on"] == 0 and xbn.STATS["min_u"] > 1e-4, xbn.STATS
+
+
 def make(alg, name, title, what, spec, tol, flags, mutants, checks):
     vid = "optim/%s/%s" % (alg, name)
-    description = (TITLE[alg] + ".  Linear model with bias, squared loss, "
-                   "three clients (n = 3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}"
-                   + (", draws %s" % DRAWS if alg == "fedprox" else "")
+    problem = ("Linear model with bias, squared loss, three clients (n = 3, "
+               "4, 5), S = {0, 1}, {1, 2}, {0, 2}"
+               + (", draws %s" % DRAWS if alg == "fedprox" else ""))
+    if alg == "fedbn":
+        problem = ("The mlp with batch normalisation, clients and init of "
+                   "golden/%s (d = 2, h = 3, k = 2, cross-entropy, BN "
+                   "momentum 0.15; n = 5, 4, 6), its rounds S = {0, 1, 2}, "
+                   "{0, 2}, then S = {1, 2}; fedbn.bn = local, uniform "
+                   "weights" % FEDBN_FROZEN)
+    description = (TITLE[alg] + ".  " + problem
                    + "; " + ", ".join("%s = %g" % kv for kv in
                                       sorted(HYPER[alg].items()))
                    + ".  " + what)
@@ -248,6 +303,82 @@ def classical_vector(alg):
         [scope_read])
 
 
+def fedbn_sgd():
+    """FedBN: the SGD vector's switches with frozen running statistics."""
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step",
+                "bn.running": "frozen"}
+    for c in FEDBN_CLIPS:
+        spec = base("fedbn", dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("fedbn: no clip threshold acts on some steps")
+    return make(
+        "fedbn", "nesterov-clip-step-server-frozen",
+        "torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay = "
+        "0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object carried from client to client, step decay 0.5625 every 2 "
+        "rounds, running statistics frozen" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled and opt.decay_scope = "
+        "weights (W1 and W2 decay; the biases b1, b2 and the batch-norm "
+        "gamma, beta do not), opt.clip = norm at c = %g (acting on some "
+        "steps, not on others), opt.state = server, lr.schedule = step with "
+        "lr.gamma = 0.5625 and lr.step_rounds = 2, bn.running = frozen (the "
+        "batch statistics normalise, r_mu and r_v stay at init's)." % c,
+        spec, FEDBN_TOL,
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule", "bn-backward", "fedbn-bn-averaged"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "bn-backward": ["no-stat-backward"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [clip_acts, relu_clear, frozen_differs])
+
+
+def frozen_differs(spec, exp, tol):
+    """bn.running = frozen is read: the moving statistics differ."""
+    other = copy.deepcopy(spec)
+    other["algorithm"]["switches"]["bn.running"] = "update"
+    assert ma.differs(exp, replay_expected(other), tol)
+
+
+def fedbn_adamw():
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": 0.09375, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "lr.schedule": "exponential", "bn.running_var": "biased"}
+    return make(
+        "fedbn", "adamw-client-decay-biased",
+        "torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
+        "= 0.09375), one per client kept across rounds, exponential decay "
+        "0.6875, the biased batch variance into r_v",
+        "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
+        "0.001953125, opt.weight_decay = 0.09375, opt.state = client, "
+        "lr.schedule = exponential with lr.gamma = 0.6875, bn.running_var = "
+        "biased (r_v <- (1 - rho) r_v + rho s^2_B with the biased s^2_B).",
+        base("fedbn", hyper, switches), FEDBN_TOL,
+        ["weight-decay-form", "adam-bias-correction", "lr-schedule",
+         "bn-running-update", "fedbn-bn-averaged"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "bn-running-update": ["running-var-flipped", "momentum-flipped"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [relu_clear])
+
+
+FEDBN_CLIPS = (1.25, 0.875, 1.75, 0.625, 2.5, 0.4375, 3.5, 0.3125)
+
+
 def _bind(f, alg):
     g = lambda: f(alg)             # noqa: E731
     g.__name__ = "%s_%s" % (f.__name__, alg)
@@ -255,7 +386,8 @@ def _bind(f, alg):
 
 
 MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
-               for f in (sgd_vector, adamw_vector, classical_vector))
+               for f in (sgd_vector, adamw_vector, classical_vector)) \
+    + (fedbn_sgd, fedbn_adamw)
 
 
 def main():
