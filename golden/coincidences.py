@@ -1745,9 +1745,9 @@ _NOT_YET = {
     "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
     "pfedme pflego prox scaffold",
     ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedpac fedproto "
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto "
     "fedrod finetune ifca interp local moon perfedavg pfedme pflego prox",
-    ('opt.clip', 'norm'): "apple fedala fedpac fedproto fedrecon "
+    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon "
     "fedrod finetune interp moon perfedavg pfedme pflego prox",
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn "
     "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
@@ -1755,7 +1755,7 @@ _NOT_YET = {
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn fedfomo "
     "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
     "prox",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedpac fedproto "
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto "
     "fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox",
     ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
     "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
@@ -1765,12 +1765,12 @@ _NOT_YET = {
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac "
     "fedproto fedrecon fedrod finetune ifca interp local lora moon perfedavg "
     "pfedhn pfedme pflego prox",
-    ('opt.nesterov', 'on'): "apple fedala fedpac fedproto "
+    ('opt.nesterov', 'on'): "apple fedala fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego",
     ('opt.state', 'client'): "fedala fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedpac fedproto "
+    ('opt.state', 'server'): "apple fedala fedproto "
     "fedrecon interp local moon perfedavg pfedme pflego prox",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedpac "
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala "
     "fedproto fedrecon fedrod finetune interp local moon perfedavg pfedme "
     "pflego prox",
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Client-optimizer golden vectors of FedProx, SCAFFOLD, FedDyn and FedBN: the shared
+"""Client-optimizer golden vectors of FedProx, SCAFFOLD, FedDyn, FedBN and
+FedPAC: the shared
 optimizer switch values (opt.*, lr.*) that no vector of these algorithms
 ran coincidence-free before (golden/coincidences.py, _NOT_YET), a few
 values per vector.
 
 Each spec is run, as written, through its algorithm's exact replay
 (pflref_exact_fedprox.py, pflref_exact_scaffold.py, pflref_exact_feddyn.py,
-pflref_exact_fedbn.py), whose local steps go
+pflref_exact_fedbn.py, pflref_exact_fedpac.py), whose local steps go
 through golden/pflref_exact_optim.py's optimizer (docs/optimizers.md: the
 rules, "Where the state lives"; the split's blocks for opt.decay_scope =
 shared / personal): exact fractions, square roots (the clip norm, Adam) at
@@ -41,6 +42,9 @@ fedbn/worked-momentum-client (its two rounds and a third):
                      bn.running = frozen
   adamw-client-decay-biased  AdamW kept per client, exponential decay,
                      bn.running_var = biased
+and for fedpac, on the layer list of fedpac/layers-momentum-client (its
+two optimizers, the classifier's and the feature extractor's):
+  nesterov-clip-step-server  the first vector's switches
 
     /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
 """
@@ -57,6 +61,7 @@ sys.path.insert(0, HERE)
 import make_algorithms as ma             # noqa: E402
 import pflref_exact_fedbn as xbn         # noqa: E402
 import pflref_exact_feddyn as xfd        # noqa: E402
+import pflref_exact_fedpac as xpc        # noqa: E402
 import pflref_exact_fedprox as xfp       # noqa: E402
 import pflref_exact_optim as po          # noqa: E402
 import pflref_exact_scaffold as xsc      # noqa: E402
@@ -70,17 +75,21 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "decay; docs/optimizers.md; FedProx (Li et al., MLSys 2020, Alg. 2) "
           "and SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1, option II) "
           "as in their own vectors")
-REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd, "fedbn": xbn}
+REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd, "fedbn": xbn,
+           "fedpac": xpc}
 TITLE = {"fedprox": "FedProx (Li et al. 2020, Alg. 2, paper sampling)",
          "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)",
          "feddyn": "FedDyn (Acar et al. 2021, Alg. 1)",
-         "fedbn": "FedBN (Li et al. 2021, Alg. 1)"}
+         "fedbn": "FedBN (Li et al. 2021, Alg. 1)",
+         "fedpac": "FedPAC (Xu, Tong, Huang, ICLR 2023, Alg. 1)"}
 # the algorithms' own constants: every optimizer and schedule constant of
 # the vectors differs from them and from 1 minus each step size
 HYPER = {"fedprox": {"eta": 0.1875, "fedprox.mu": 0.3125},
          "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25},
          "feddyn": {"eta": 0.109375, "feddyn.alpha": 0.34375},
-         "fedbn": {"eta": 0.34375}}
+         "fedbn": {"eta": 0.34375},
+         "fedpac": {"eta": 0.34375, "fedpac.eta_phi": 0.40625,
+                    "fedpac.lambda": 0.6, "fedpac.tau_phi": 2}}
 # FedProx's paper sampling: K = 3 draws per round over S_t (a device drawn
 # twice weighs 2/3)
 DRAWS = [[1, 0, 1], [2, 2, 1], [0, 2, 0]]
@@ -135,6 +144,10 @@ def base(alg, hyper, switches, split=None):
                  "switches": dict(switches)}
     if alg == "fedbn":
         return fedbn_base(algorithm)
+    if alg == "fedpac":
+        spec = copy.deepcopy(ma.frozen_spec(FEDPAC_FROZEN))
+        spec["algorithm"] = algorithm
+        return spec
     rounds = copy.deepcopy(ma.ROUNDS)
     if alg == "fedprox":
         for r, d in zip(rounds, DRAWS):
@@ -183,6 +196,10 @@ def make(alg, name, title, what, spec, tol, flags, mutants, checks):
     problem = ("Linear model with bias, squared loss, three clients (n = 3, "
                "4, 5), S = {0, 1}, {1, 2}, {0, 2}"
                + (", draws %s" % DRAWS if alg == "fedprox" else ""))
+    if alg == "fedpac":
+        problem = ("The layer list (dense 2-4, relu, dense 4-3, "
+                   "cross-entropy), clients (n = 3, 4, 5), init and rounds "
+                   "(S = {0, 1}, {2}, {0, 1, 2}) of golden/%s" % FEDPAC_FROZEN)
     if alg == "fedbn":
         problem = ("The mlp with batch normalisation, clients and init of "
                    "golden/%s (d = 2, h = 3, k = 2, cross-entropy, BN "
@@ -376,6 +393,64 @@ def fedbn_adamw():
         [relu_clear])
 
 
+# FedPAC: the problem and rounds of fedpac/layers-momentum-client (no batch
+# normalisation: the replay's optimizer view steps the dense blocks), with
+# eta and eta_phi distinct
+FEDPAC_FROZEN = "fedpac/layers-momentum-client.json"
+FEDPAC_TOL = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against 60-digit decimal values "
+             "of the binary inputs (golden/pflref_exact_fedpac.py; the "
+             "optimizers' steps in exact fractions of them, clip norms at 60 "
+             "digits): three rounds of at most four local steps per client on "
+             "a model with P = 27 (cross-entropy gradients), class means of at "
+             "most five features, the classifier weights from a regular "
+             "bordered system of at most four rows; a few hundred roundings "
+             "of 1.1e-16, amplified by at most 1e2 (momentum < 0.9), stay "
+             "inside 1e-13 + 1e-12 |r|; every flagged bug moves some value by "
+             "more than 1e3 times the tolerance."}
+
+
+def fedpac_sgd():
+    """FedPAC's two optimizers (the classifier's in the tau_phi head steps,
+    the feature extractor's in the rest) with the SGD vector's switches."""
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step"}
+    for c in FEDBN_CLIPS + CLIPS:
+        spec = base("fedpac", dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("fedpac: no clip threshold acts on some steps")
+    return make(
+        "fedpac", "nesterov-clip-step-server",
+        "two torch.optim.SGD(momentum = 0.71875, nesterov = True, "
+        "weight_decay = 0.15625 decoupled, on the weights only), "
+        "clip_grad_norm_ at %g, carried from client to client, step decay "
+        "0.5625 every 2 rounds" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled and opt.decay_scope = "
+        "weights (W1 and W2 decay, the biases b1, b2 do not), opt.clip = norm "
+        "at c = %g (acting on some steps, not on others; each step's norm "
+        "over the blocks that step moves), opt.state = server (the "
+        "classifier's and the feature extractor's optimizers each carried "
+        "from client to client), lr.schedule = step with lr.gamma = 0.5625 "
+        "and lr.step_rounds = 2 (eta and eta_phi of round 2 times 0.5625)."
+        % c, spec, FEDPAC_TOL,
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
 FEDBN_CLIPS = (1.25, 0.875, 1.75, 0.625, 2.5, 0.4375, 3.5, 0.3125)
 
 
@@ -387,7 +462,7 @@ def _bind(f, alg):
 
 MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
                for f in (sgd_vector, adamw_vector, classical_vector)) \
-    + (fedbn_sgd, fedbn_adamw)
+    + (fedbn_sgd, fedbn_adamw, fedpac_sgd)
 
 
 def main():
