@@ -15,7 +15,8 @@ Round t: every participant starts from the server's non-BN entries and its
 own BN entries (fedbn.bn = shared: the server's whole model), runs SGD over
 its batches (or the client optimizer opt.*, pfl_numpy_optim.py, over the
 non-buffer entries), moving r_μ ← (1 − ρ) r_μ + ρ mean and r_v ← (1 − ρ) r_v +
-ρ m/(m − 1) var (biased: ρ var) after each batch's forward pass; the server
+ρ m/(m − 1) var (biased: ρ var) after each batch's forward pass (bn.running =
+frozen: r_μ, r_v left as they are, the batch statistics still normalising); the server
 averages the non-BN entries (1/m, or n_k/Σ n_j with fedbn.weights = samples)
 and keeps its own BN entries; every client then holds the new non-BN entries
 and its own BN.
