@@ -1752,7 +1752,7 @@ _NOT_YET = {
     ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn "
     "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
     "prox",
-    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn fedfomo "
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo "
     "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
     "prox",
     ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto "

@@ -40,8 +40,9 @@ fedbn/worked-momentum-client (its two rounds and a third):
   nesterov-clip-step-server-frozen  the first's switches (the decay on W1,
                      W2 only: not the biases, not gamma, beta) with
                      bn.running = frozen
-  adamw-client-decay-biased  AdamW kept per client, exponential decay,
-                     bn.running_var = biased
+  adamw-shared-client-decay-biased  AdamW kept per client, its decay on
+                     the shared blocks only (split personal W2, b2),
+                     exponential decay, bn.running_var = biased
 and for fedpac, on the layer list of fedpac/layers-momentum-client (its
 two optimizers, the classifier's and the feature extractor's):
   nesterov-clip-step-server  the first vector's switches
@@ -143,7 +144,7 @@ def base(alg, hyper, switches, split=None):
     algorithm = {"name": alg, "hyperparameters": dict(HYPER[alg], **hyper),
                  "switches": dict(switches)}
     if alg == "fedbn":
-        return fedbn_base(algorithm)
+        return fedbn_base(algorithm, split)
     if alg == "fedpac":
         spec = copy.deepcopy(ma.frozen_spec(FEDPAC_FROZEN))
         spec["algorithm"] = algorithm
@@ -176,9 +177,11 @@ FEDBN_TOL = {
              "value by more than 1e3 times the tolerance."}
 
 
-def fedbn_base(algorithm):
+def fedbn_base(algorithm, split=None):
     spec = copy.deepcopy(ma.frozen_spec(FEDBN_FROZEN))
     spec["algorithm"] = algorithm
+    if split is not None:
+        spec["split"] = split
     spec["schedule"]["rounds"].append(copy.deepcopy(FEDBN_ROUND3))
     return spec
 
@@ -372,25 +375,29 @@ def fedbn_adamw():
     hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
              "opt.weight_decay": 0.09375, "lr.gamma": 0.6875}
     switches = {"opt.method": "adamw", "opt.state": "client",
-                "lr.schedule": "exponential", "bn.running_var": "biased"}
+                "opt.decay_scope": "shared", "lr.schedule": "exponential",
+                "bn.running_var": "biased"}
     return make(
-        "fedbn", "adamw-client-decay-biased",
+        "fedbn", "adamw-shared-client-decay-biased",
         "torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
-        "= 0.09375), one per client kept across rounds, exponential decay "
-        "0.6875, the biased batch variance into r_v",
-        "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
-        "0.001953125, opt.weight_decay = 0.09375, opt.state = client, "
-        "lr.schedule = exponential with lr.gamma = 0.6875, bn.running_var = "
-        "biased (r_v <- (1 - rho) r_v + rho s^2_B with the biased s^2_B).",
-        base("fedbn", hyper, switches), FEDBN_TOL,
-        ["weight-decay-form", "adam-bias-correction", "lr-schedule",
-         "bn-running-update", "fedbn-bn-averaged"],
+        "= 0.09375 on the shared blocks only), one per client kept across "
+        "rounds, exponential decay 0.6875, the biased batch variance into r_v",
+        "split.personal = [W2, b2]; opt.method = adamw, opt.beta1 = 0.75, "
+        "opt.beta2 = 0.96875, opt.eps = 0.001953125, opt.weight_decay = "
+        "0.09375 with opt.decay_scope = shared (W1, b1, gamma, beta decay; "
+        "the personal W2, b2 do not), opt.state = client, lr.schedule = "
+        "exponential with lr.gamma = 0.6875, bn.running_var = biased (r_v <- "
+        "(1 - rho) r_v + rho s^2_B with the biased s^2_B).",
+        base("fedbn", hyper, switches, FEDBN_SPLIT), FEDBN_TOL,
+        ["weight-decay-form", "weight-decay-scope", "adam-bias-correction",
+         "lr-schedule", "bn-running-update", "fedbn-bn-averaged"],
         {"weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
          "adam-bias-correction": ["adam-no-bias-correction"],
          "lr-schedule": ["lr-ignored", "lr-shifted"],
          "bn-running-update": ["running-var-flipped", "momentum-flipped"],
          "fedbn-bn-averaged": ["bn-averaged"]},
-        [relu_clear])
+        [relu_clear, scope_read])
 
 
 # FedPAC: the problem and rounds of fedpac/layers-momentum-client (no batch
@@ -451,6 +458,7 @@ def fedpac_sgd():
         [clip_acts])
 
 
+FEDBN_SPLIT = {"personal": ["W2", "b2"]}
 FEDBN_CLIPS = (1.25, 0.875, 1.75, 0.625, 2.5, 0.4375, 3.5, 0.3125)
 
 
