@@ -1,10 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Client-optimizer golden vectors of FedProx, SCAFFOLD, FedDyn, FedBN and
-FedPAC: the shared
-optimizer switch values (opt.*, lr.*) that no vector of these algorithms
-ran coincidence-free before (golden/coincidences.py, _NOT_YET), a few
-values per vector.
+FedPAC: the shared switch values (opt.*, lr.*, bn.*) that no vector of
+these algorithms ran coincidence-free before (golden/coincidences.py,
+_NOT_YET), several values per vector.
 
 Each spec is run, as written, through its algorithm's exact replay
 (pflref_exact_fedprox.py, pflref_exact_scaffold.py, pflref_exact_feddyn.py,
