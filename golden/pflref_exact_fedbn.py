@@ -295,6 +295,15 @@ class _Optimizer:
         self.c = po.config(spec["algorithm"])
         self.view = type("OptView", (), {"opt_blocks": M.opt_blocks()})()
         self.states = po.States(self.c, M.P, bugs)
+        # a spec's split (block names): the mask opt.decay_scope = shared /
+        # personal reads (docs/optimizers.md); none: every block shared
+        self.personal = None
+        if "split" in spec:
+            names = spec["split"]["personal"]
+            self.personal = [0] * M.P
+            for name, idx in M.opt_blocks():
+                for p in idx:
+                    self.personal[p] = 1 if name in names else 0
 
     def begin(self, k):
         if self.on:
@@ -304,7 +313,7 @@ class _Optimizer:
         from fractions import Fraction
         new = self.po.step(self.c, self.states.get(k), self.view,
                            [Fraction(x) for x in g], [Fraction(x) for x in th],
-                           Fraction(eta), self.bugs)
+                           Fraction(eta), self.bugs, personal=self.personal)
         return [Decimal(q.numerator) / Decimal(q.denominator) for q in new]
 
 

@@ -196,7 +196,13 @@ def replay(spec, bugs=frozenset()):
         return alpha
 
     import pflref_exact_optim as po      # opt.*: l. 5's optimizer
-    opts = po.for_spec(dict(spec, algorithm=alg), pr, 1, bugs=bugs)
+    # a spec's split: the mask opt.decay_scope = shared / personal reads
+    # (docs/optimizers.md); none: every block shared
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opts = po.for_spec(dict(spec, algorithm=alg), pr, 1, personal, bugs)
     trace = Trace()
     # req: feddyn.alg1.l1
     G = [[Fraction(0)] * pr.P for _ in range(m)]

@@ -140,6 +140,14 @@ def steps_of(steps, longest, bugs):
     return steps
 
 
+def split_mask(spec):
+    """1 on the entries of the spec's split.personal blocks, or None."""
+    if "split" not in spec:
+        return None
+    import pflref_exact_pfl as pp
+    return pp.personal_mask(spec["model"], spec["split"]["personal"])
+
+
 def replay(spec, bugs=frozenset()):
     """The spec (given schedule) run exactly: (trace, w, None, None)."""
     bugs = frozenset(bugs)
@@ -157,7 +165,10 @@ def replay(spec, bugs=frozenset()):
             else None)
     opt = None
     if po.uses_optimizer(spec):
-        opt = po.Optimizers(po.config(algorithm), pr, 1, None, bugs)
+        # a spec's split (docs/optimizers.md: opt.decay_scope = shared /
+        # personal decay the split's blocks); none: every block shared
+        opt = po.Optimizers(po.config(algorithm), pr, 1, split_mask(spec),
+                            bugs)
     lr_alg = dict(algorithm, switches=dict(algorithm.get("switches", {}),
                                            **{"lr.count": sw["lr.count"]}))
     trace = Trace()

@@ -139,6 +139,13 @@ def is_bias(name):
     return name[0] == "b" and (len(name) == 1 or name[1:].isdigit())
 
 
+def is_bn(name):
+    """A batch-norm parameter block (the mlp's gamma, beta: pflref_exact_fedbn
+    names them so), which opt.decay_scope = weights leaves undecayed too
+    (docs/optimizers.md: "nor batch-norm blocks")."""
+    return name in ("gamma", "beta")
+
+
 class State:
     """One optimizer's state: b (momentum buffer / velocity / Adam's m), v
     (Adam's second moment), t per block."""
@@ -177,7 +184,7 @@ def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
         return personal is not None and bool(personal[idx[0]])
 
     def decay_of(name, idx):
-        if scope == "weights" and is_bias(name):
+        if scope == "weights" and (is_bias(name) or is_bn(name)):
             return Fraction(0)
         if scope == "shared" and is_personal(idx):
             return Fraction(0)

@@ -186,7 +186,13 @@ def replay(spec, bugs=frozenset()):
     c, ci = initial_controls(spec.get("init", {}), N, P, bugs)
     opt = None
     if "momentum-ignored" not in bugs:
-        opt = po.for_spec(spec, pr, 1, bugs=frozenset(bugs) & {"state-client"})
+        # the optimizer's own bugs pass through; a spec's split is the
+        # mask opt.decay_scope = shared / personal reads (docs/optimizers.md)
+        personal = None
+        if "split" in spec:
+            import pflref_exact_pfl as pp
+            personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+        opt = po.for_spec(spec, pr, 1, personal, frozenset(bugs))
     trained = [0] * N
     trace = Trace()
     # req: scaffold.alg1.l1, scaffold.alg1.l2

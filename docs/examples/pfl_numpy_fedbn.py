@@ -15,7 +15,8 @@ Round t: every participant starts from the server's non-BN entries and its
 own BN entries (fedbn.bn = shared: the server's whole model), runs SGD over
 its batches (or the client optimizer opt.*, pfl_numpy_optim.py, over the
 non-buffer entries), moving r_μ ← (1 − ρ) r_μ + ρ mean and r_v ← (1 − ρ) r_v +
-ρ m/(m − 1) var (biased: ρ var) after each batch's forward pass; the server
+ρ m/(m − 1) var (biased: ρ var) after each batch's forward pass (bn.running =
+frozen: r_μ, r_v left as they are, the batch statistics still normalising); the server
 averages the non-BN entries (1/m, or n_k/Σ n_j with fedbn.weights = samples)
 and keeps its own BN entries; every client then holds the new non-BN entries
 and its own BN.
@@ -204,6 +205,8 @@ def run(spec, clients, w0, log, bug):
     # fedbn.running_var and bn.running_var are one switch: either biased
     biased = "biased" in (sw.get("fedbn.running_var", "unbiased"),
                           sw.get("bn.running_var", "unbiased"))
+    # bn.running = frozen: the batch statistics normalise, r_μ and r_v stay
+    moving = sw.get("bn.running", "update") == "update"
     opts = base.pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
     bn = clients[0].bn
     w = np.array(w0, dtype=float)
@@ -223,10 +226,12 @@ def run(spec, clients, w0, log, bug):
             for s, batch in enumerate(batches, start=1):
                 if layered:     # the pass's statistics into r_μ, r_v
                     g = c.grad(theta, batch)
-                    theta = c.track(theta, unbiased=not biased, force=True)
+                    if moving:
+                        theta = c.track(theta, unbiased=not biased, force=True)
                 else:
                     g, mean, var, m = c.grad(theta, batch)
-                    c.running(theta, mean, var, m, biased)
+                    if moving:
+                        c.running(theta, mean, var, m, biased)
                 if opt is not None:     # torch's optimizer; buffers stay
                     theta = opt.step(theta, g, eta_k)
                 else:

@@ -26,7 +26,9 @@ aggregate_parameters, serverdyn.py:85-93) a device starts from w's
 parameters with the running statistics its own model last left, and the new
 w takes the first participant's.  The
 client optimizer (opt.*, pfl_numpy_optim) steps on the local objective's
-gradient; lr.* decay is not supported here.
+gradient; lr.* decays each device's η by γ^k (pfl_numpy.lr_factor: k the
+round, or under lr.count = trainings the device's own trainings before, as
+PFLlib steps a client's ExponentialLR after its train(), clientdyn.py:58-59).
 """
 import importlib
 import sys
@@ -43,10 +45,11 @@ BUGS = ("feddyn-linear-term-plus", "feddyn-no-linear-term",
 PRESETS = {"official": {"feddyn.alpha_k": "size_scaled",
                         "opt.weight_decay": 0.001},
            "pfllib": {"feddyn.prox": "norm_half",
+                      "lr.count": "trainings",
                       "bn.aggregate": "parameters_only"}}
 DEFAULTS = {"feddyn.alpha_k": "uniform", "feddyn.prox": "squared",
             "feddyn.h_sum": "differences", "lr.schedule": "constant",
-            "bn.aggregate": "average"}
+            "lr.count": "rounds", "bn.aggregate": "average"}
 
 
 def _base():
@@ -104,8 +107,6 @@ def local_steps(x, w, data, batches, eta, G_k, a_k, cfg, opt, log, bug):
 def run(spec, clients, w0, log, bug):
     base = _base()
     cfg = config(spec)
-    if cfg["lr.schedule"] != "constant":
-        raise base.Unsupported("feddyn with lr.schedule")
     eta, alpha = cfg["eta"], cfg["feddyn.alpha"]
     m = len(clients)
     n = np.array([c.n for c in clients], dtype=float)
@@ -120,6 +121,7 @@ def run(spec, clients, w0, log, bug):
     # bn.aggregate = parameters_only: each device's own running statistics
     keep = base.kept_buffers(cfg, clients)
     mine = [np.array(w0, dtype=float) for _ in clients]
+    trained = [0] * m
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         if bug == "feddyn-grad-state-reset":
@@ -129,7 +131,9 @@ def run(spec, clients, w0, log, bug):
         for k in sorted(plan):
             x = w.copy() if keep is None else np.where(keep, mine[k], w)
             log("client_begin", "train", "theta_k", x, round=t, client=k, step=0)
-            x = local_steps(x, w, clients[k], plan[k], eta, G[k], a[k], cfg,
+            eta_k = eta * base.lr_factor(cfg, t, trained[k])
+            trained[k] += 1
+            x = local_steps(x, w, clients[k], plan[k], eta_k, G[k], a[k], cfg,
                             opts and opts.begin(0, k),
                             lambda s, v, k=k: log("step", "train", "theta_k", v,
                                                   round=t, client=k, step=s),

@@ -227,9 +227,6 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
     "apple/worked/pfllib-run-partial":
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    # FedDyn under PFLlib's -ld: the candidate refuses lr.*
-    "feddyn/worked/d1-pfllib-decay":
-        "pfl_numpy_feddyn.py has no learning-rate decay",
     "optim/apfl/momentum-server":
         OPT_ONLY_SOME,
     "optim/apfl/nesterov-clip-step-server":

@@ -1,0 +1,480 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Client-optimizer golden vectors of FedProx, SCAFFOLD, FedDyn, FedBN and
+FedPAC: the shared switch values (opt.*, lr.*, bn.*) that no vector of
+these algorithms ran coincidence-free before (golden/coincidences.py,
+_NOT_YET), several values per vector.
+
+Each spec is run, as written, through its algorithm's exact replay
+(pflref_exact_fedprox.py, pflref_exact_scaffold.py, pflref_exact_feddyn.py,
+pflref_exact_fedbn.py, pflref_exact_fedpac.py), whose local steps go
+through golden/pflref_exact_optim.py's optimizer (docs/optimizers.md: the
+rules, "Where the state lives"; the split's blocks for opt.decay_scope =
+shared / personal): exact fractions, square roots (the clip norm, Adam) at
+60 decimal digits.  The generator asserts, per vector, what makes it able
+to fail: each flagged bug moves a value far outside the tolerance
+(check_mutants), every other opt.state lifetime gives other numbers, the
+clip acts on some steps and not on others, and the decay scope's blocks
+are read (the flipped scope gives other numbers).
+
+The problem: golden/optim/make_algorithms.py's linear model with a bias
+(squared loss, three clients of 3, 4 and 5 samples with dyadic inputs,
+w0 = (0.125, -0.375, 0.1875)) and its three rounds S = {0, 1}, {1, 2},
+{0, 2}; FedProx with fedprox.sampling = paper adds draws.
+
+Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json), for
+fedprox, scaffold and feddyn each:
+  nesterov-clip-step-server  SGD with Nesterov momentum, decoupled weight
+                     decay on the weights only (not the bias), a clip that
+                     acts on some steps, one optimizer carried from client
+                     to client, step decay firing at round 2
+  adamw-shared-client-decay  AdamW kept per client, weight decay on the
+                     split's shared block w only (b personal), exponential
+                     decay
+  classical-personal-client  classical momentum kept per client, coupled
+                     weight decay on the split's personal block b only,
+                     exponential decay (the two momentum forms differ)
+and for fedbn, on the mlp with batch normalisation of
+fedbn/worked-momentum-client (its two rounds and a third):
+  nesterov-clip-step-server-frozen  the first's switches (the decay on W1,
+                     W2 only: not the biases, not gamma, beta) with
+                     bn.running = frozen
+  adamw-shared-client-decay-biased  AdamW kept per client, its decay on
+                     the shared blocks only (split personal W2, b2),
+                     exponential decay, bn.running_var = biased
+and for fedpac, on the layer list of fedpac/layers-momentum-client (its
+two optimizers, the classifier's and the feature extractor's):
+  nesterov-clip-step-server  the first vector's switches
+
+    /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
+"""
+import copy
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.dirname(HERE)
+sys.path.insert(0, GOLDEN)
+sys.path.insert(0, HERE)
+
+import make_algorithms as ma             # noqa: E402
+import pflref_exact_fedbn as xbn         # noqa: E402
+import pflref_exact_feddyn as xfd        # noqa: E402
+import pflref_exact_fedpac as xpc        # noqa: E402
+import pflref_exact_fedprox as xfp       # noqa: E402
+import pflref_exact_optim as po          # noqa: E402
+import pflref_exact_scaffold as xsc      # noqa: E402
+import pflref_golden as pg               # noqa: E402
+
+GENERATOR = ("golden/optim/make_shared.py with golden/pflref_exact_optim.py "
+             "and each algorithm's exact replay (exact fractions; decimal "
+             "square roots at 60 digits)")
+SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
+          "update rules, torch.nn.utils.clip_grad_norm_, per-group weight "
+          "decay; docs/optimizers.md; FedProx (Li et al., MLSys 2020, Alg. 2) "
+          "and SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1, option II) "
+          "as in their own vectors")
+REPLAYS = {"fedprox": xfp, "scaffold": xsc, "feddyn": xfd, "fedbn": xbn,
+           "fedpac": xpc}
+TITLE = {"fedprox": "FedProx (Li et al. 2020, Alg. 2, paper sampling)",
+         "scaffold": "SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II)",
+         "feddyn": "FedDyn (Acar et al. 2021, Alg. 1)",
+         "fedbn": "FedBN (Li et al. 2021, Alg. 1)",
+         "fedpac": "FedPAC (Xu, Tong, Huang, ICLR 2023, Alg. 1)"}
+# the algorithms' own constants: every optimizer and schedule constant of
+# the vectors differs from them and from 1 minus each step size
+HYPER = {"fedprox": {"eta": 0.1875, "fedprox.mu": 0.3125},
+         "scaffold": {"eta": 0.140625, "scaffold.eta_g": 1.25},
+         "feddyn": {"eta": 0.109375, "feddyn.alpha": 0.34375},
+         "fedbn": {"eta": 0.34375},
+         "fedpac": {"eta": 0.34375, "fedpac.eta_phi": 0.40625,
+                    "fedpac.lambda": 0.6, "fedpac.tau_phi": 2}}
+# FedProx's paper sampling: K = 3 draws per round over S_t (a device drawn
+# twice weighs 2/3)
+DRAWS = [[1, 0, 1], [2, 2, 1], [0, 2, 0]]
+# candidate clip thresholds, the first acting on some steps and not on
+# all taken (clip_acts)
+CLIPS = (0.875, 1.125, 0.6875, 1.375, 0.5625, 1.625, 0.4375)
+SPLIT = {"personal": ["b"]}
+
+
+def replay_expected(spec, bugs=frozenset()):
+    alg = spec["algorithm"]["name"]
+    trace, w, v, _ = REPLAYS[alg].replay(spec, frozenset(bugs))
+    return pg.expected(trace, w=w, v=v)
+
+
+def clip_log(spec):
+    log = []
+    po.CLIP_LOG = log
+    try:
+        replay_expected(spec)
+    finally:
+        po.CLIP_LOG = None
+    return [coef < 1 for _, _, coef in log]
+
+
+def clip_acts(spec, exp, tol):
+    clipped = clip_log(spec)
+    assert any(clipped) and not all(clipped), clipped
+
+
+def every_lifetime_differs(spec, exp, tol):
+    for life in ("reset", "client", "server"):
+        other = copy.deepcopy(spec)
+        other["algorithm"]["switches"]["opt.state"] = life
+        if life != po.config(spec["algorithm"])["opt.state"]:
+            assert ma.differs(exp, replay_expected(other), tol), life
+
+
+def scope_read(spec, exp, tol):
+    """The decay scope's blocks matter: every other scope differs."""
+    mine = spec["algorithm"]["switches"]["opt.decay_scope"]
+    for scope in ("all", "weights", "shared", "personal"):
+        if scope == mine or (mine == "shared" and scope == "weights"):
+            continue        # the split's shared block is the weights here
+        other = copy.deepcopy(spec)
+        other["algorithm"]["switches"]["opt.decay_scope"] = scope
+        assert ma.differs(exp, replay_expected(other), tol), scope
+
+
+def base(alg, hyper, switches, split=None):
+    algorithm = {"name": alg, "hyperparameters": dict(HYPER[alg], **hyper),
+                 "switches": dict(switches)}
+    if alg == "fedbn":
+        return fedbn_base(algorithm, split)
+    if alg == "fedpac":
+        spec = copy.deepcopy(ma.frozen_spec(FEDPAC_FROZEN))
+        spec["algorithm"] = algorithm
+        return spec
+    rounds = copy.deepcopy(ma.ROUNDS)
+    if alg == "fedprox":
+        for r, d in zip(rounds, DRAWS):
+            r["draws"] = d
+    return ma.base_spec(ma.LINEAR, ma.CLIENTS, ma.INIT, algorithm, rounds,
+                        split=split)
+
+
+# FedBN: the mlp with batch normalisation of fedbn/worked-momentum-client
+# (d = 2, h = 3, k = 2, cross-entropy, bn_eps 2^-6, BN momentum 0.15, five,
+# four and six samples, its init) and its two rounds, then a third round
+# S = {1, 2} so that a step decay every 2 rounds fires
+FEDBN_FROZEN = "fedbn/worked-momentum-client.json"
+FEDBN_ROUND3 = {"clients": [1, 2], "batches": [[[2, 0], [3, 1]],
+                                                [[1, 4, 2], [5, 0, 3]]]}
+FEDBN_TOL = {
+    "atol": 1e-12, "rtol": 1e-11,
+    "basis": "fp64 reference in fixed order against 60-digit decimals of the "
+             "binary inputs (golden/pflref_exact_fedbn.py; the optimizer's "
+             "step in exact fractions of them, square roots at 60 digits): "
+             "three rounds of at most three local steps on values below 10, "
+             "each step a batch mean, variance and square root (a few tens of "
+             "roundings), the optimizer's terms bounded (momentum < 0.9, "
+             "Adam's normalised steps); every relu decision at least 1e-4 "
+             "from its kink (asserted), and every flagged bug moves some "
+             "value by more than 1e3 times the tolerance."}
+
+
+def fedbn_base(algorithm, split=None):
+    spec = copy.deepcopy(ma.frozen_spec(FEDBN_FROZEN))
+    spec["algorithm"] = algorithm
+    if split is not None:
+        spec["split"] = split
+    spec["schedule"]["rounds"].append(copy.deepcopy(FEDBN_ROUND3))
+    return spec
+
+
+def relu_clear(spec, exp, tol):
+    """No relu decision on or near its kink (a kink would make the
+    reference's and the replay's subgradients a coincidence)."""
+    xbn.STATS.update({"min_u": None, "on": 0, "near": 0})
+    replay_expected(spec)
+    assert xbn.STATS["on"] == 0 and xbn.STATS["min_u"] > 1e-4, xbn.STATS
+
+
+def make(alg, name, title, what, spec, tol, flags, mutants, checks):
+    vid = "optim/%s/%s" % (alg, name)
+    problem = ("Linear model with bias, squared loss, three clients (n = 3, "
+               "4, 5), S = {0, 1}, {1, 2}, {0, 2}"
+               + (", draws %s" % DRAWS if alg == "fedprox" else ""))
+    if alg == "fedpac":
+        problem = ("The layer list (dense 2-4, relu, dense 4-3, "
+                   "cross-entropy), clients (n = 3, 4, 5), init and rounds "
+                   "(S = {0, 1}, {2}, {0, 1, 2}) of golden/%s" % FEDPAC_FROZEN)
+    if alg == "fedbn":
+        problem = ("The mlp with batch normalisation, clients and init of "
+                   "golden/%s (d = 2, h = 3, k = 2, cross-entropy, BN "
+                   "momentum 0.15; n = 5, 4, 6), its rounds S = {0, 1, 2}, "
+                   "{0, 2}, then S = {1, 2}; fedbn.bn = local, uniform "
+                   "weights" % FEDBN_FROZEN)
+    description = (TITLE[alg] + ".  " + problem
+                   + "; " + ", ".join("%s = %g" % kv for kv in
+                                      sorted(HYPER[alg].items()))
+                   + ".  " + what)
+    spec = dict(spec, name="%s, %s" % (TITLE[alg].split(" (")[0], title),
+                description=description)
+    exp = replay_expected(spec)
+    mutants = dict(mutants)
+    life = po.config(spec["algorithm"])["opt.state"]
+    mutants["optimizer-state-lifetime"] = [
+        b for b in ma.STATE_BUGS if b != "state-" + life]
+    flags = flags + ["optimizer-state-lifetime"]
+    pg.check_mutants(vid, exp, tol, flags, mutants,
+                     lambda bugs: replay_expected(spec, bugs))
+    for check in [every_lifetime_differs] + list(checks):
+        check(spec, exp, tol)
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return "%s-%s.json" % (alg, name), pg.vector(vid, spec["name"], prov,
+                                                  flags, spec, tol, exp)
+
+
+STEPS = "at most 3 local steps per client update, 3 rounds"
+
+
+def sgd_vector(alg):
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step"}
+    for c in CLIPS:
+        spec = base(alg, dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("%s: no clip threshold acts on some steps" % alg)
+    return make(
+        alg, "nesterov-clip-step-server",
+        "torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay = "
+        "0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object carried from client to client, step decay 0.5625 every 2 "
+        "rounds" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled (theta <- theta (1 - "
+        "eta lambda) before the step) and opt.decay_scope = weights (the bias "
+        "b undecayed), opt.clip = norm at c = %g (acting on some steps, not "
+        "on others), opt.state = server (one optimizer for every client in "
+        "training order), lr.schedule = step with lr.gamma = 0.5625 and "
+        "lr.step_rounds = 2 (round 2's step sizes times 0.5625)." % c,
+        spec, ma.tolerance(STEPS + ", clipping norms at 60 digits",
+                           exact=False),
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         # no λθ in d under the decoupled decay: only the per-block clip
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
+def adamw_vector(alg):
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": 0.09375, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "opt.decay_scope": "shared", "lr.schedule": "exponential"}
+    return make(
+        alg, "adamw-shared-client-decay",
+        "torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
+        "= 0.09375 on the shared block w only), one per client kept across "
+        "rounds, exponential decay 0.6875",
+        "split.personal = [b]; opt.method = adamw, opt.beta1 = 0.75, "
+        "opt.beta2 = 0.96875, opt.eps = 0.001953125, opt.weight_decay = "
+        "0.09375 with opt.decay_scope = shared (w decays, the personal b "
+        "does not), opt.state = client (a client's moments and step counts "
+        "carried into its next round), lr.schedule = exponential with "
+        "lr.gamma = 0.6875.",
+        base(alg, hyper, switches, SPLIT),
+        ma.tolerance(STEPS + ", Adam's square roots", exact=False),
+        ["weight-decay-form", "weight-decay-scope", "adam-bias-correction",
+         "lr-schedule"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [scope_read])
+
+
+def classical_vector(alg):
+    hyper = {"opt.momentum": 0.59375, "opt.weight_decay": 0.21875,
+             "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "opt.decay_scope": "personal", "lr.schedule": "exponential"}
+    return make(
+        alg, "classical-personal-client",
+        "classical momentum v <- 0.59375 v - eta d, weight decay 0.21875 "
+        "(coupled) on the personal block b only, one per client kept across "
+        "rounds, exponential decay 0.78125",
+        "split.personal = [b]; opt.momentum = 0.59375, opt.momentum_form = "
+        "classical (eta inside the velocity: unlike torch's form once eta "
+        "decays), opt.weight_decay = 0.21875 (coupled: d <- d + lambda b) "
+        "with opt.decay_scope = personal (b decays, the shared w does not), "
+        "opt.state = client, lr.schedule = exponential with lr.gamma = "
+        "0.78125.",
+        base(alg, hyper, switches, SPLIT), ma.tolerance(STEPS),
+        ["momentum-form", "weight-decay-scope", "lr-schedule"],
+        {"momentum-form": ["momentum-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [scope_read])
+
+
+def fedbn_sgd():
+    """FedBN: the SGD vector's switches with frozen running statistics."""
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step",
+                "bn.running": "frozen"}
+    for c in FEDBN_CLIPS:
+        spec = base("fedbn", dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("fedbn: no clip threshold acts on some steps")
+    return make(
+        "fedbn", "nesterov-clip-step-server-frozen",
+        "torch.optim.SGD(momentum = 0.71875, nesterov = True, weight_decay = "
+        "0.15625 decoupled, on the weights only), clip_grad_norm_ at %g, one "
+        "object carried from client to client, step decay 0.5625 every 2 "
+        "rounds, running statistics frozen" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled and opt.decay_scope = "
+        "weights (W1 and W2 decay; the biases b1, b2 and the batch-norm "
+        "gamma, beta do not), opt.clip = norm at c = %g (acting on some "
+        "steps, not on others), opt.state = server, lr.schedule = step with "
+        "lr.gamma = 0.5625 and lr.step_rounds = 2, bn.running = frozen (the "
+        "batch statistics normalise, r_mu and r_v stay at init's)." % c,
+        spec, FEDBN_TOL,
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule", "bn-backward", "fedbn-bn-averaged"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "bn-backward": ["no-stat-backward"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [clip_acts, relu_clear, frozen_differs])
+
+
+def frozen_differs(spec, exp, tol):
+    """bn.running = frozen is read: the moving statistics differ."""
+    other = copy.deepcopy(spec)
+    other["algorithm"]["switches"]["bn.running"] = "update"
+    assert ma.differs(exp, replay_expected(other), tol)
+
+
+def fedbn_adamw():
+    hyper = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125,
+             "opt.weight_decay": 0.09375, "lr.gamma": 0.6875}
+    switches = {"opt.method": "adamw", "opt.state": "client",
+                "opt.decay_scope": "shared", "lr.schedule": "exponential",
+                "bn.running_var": "biased"}
+    return make(
+        "fedbn", "adamw-shared-client-decay-biased",
+        "torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
+        "= 0.09375 on the shared blocks only), one per client kept across "
+        "rounds, exponential decay 0.6875, the biased batch variance into r_v",
+        "split.personal = [W2, b2]; opt.method = adamw, opt.beta1 = 0.75, "
+        "opt.beta2 = 0.96875, opt.eps = 0.001953125, opt.weight_decay = "
+        "0.09375 with opt.decay_scope = shared (W1, b1, gamma, beta decay; "
+        "the personal W2, b2 do not), opt.state = client, lr.schedule = "
+        "exponential with lr.gamma = 0.6875, bn.running_var = biased (r_v <- "
+        "(1 - rho) r_v + rho s^2_B with the biased s^2_B).",
+        base("fedbn", hyper, switches, FEDBN_SPLIT), FEDBN_TOL,
+        ["weight-decay-form", "weight-decay-scope", "adam-bias-correction",
+         "lr-schedule", "bn-running-update", "fedbn-bn-averaged"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "bn-running-update": ["running-var-flipped", "momentum-flipped"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [relu_clear, scope_read])
+
+
+# FedPAC: the problem and rounds of fedpac/layers-momentum-client (no batch
+# normalisation: the replay's optimizer view steps the dense blocks), with
+# eta and eta_phi distinct
+FEDPAC_FROZEN = "fedpac/layers-momentum-client.json"
+FEDPAC_TOL = {
+    "atol": 1e-13, "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against 60-digit decimal values "
+             "of the binary inputs (golden/pflref_exact_fedpac.py; the "
+             "optimizers' steps in exact fractions of them, clip norms at 60 "
+             "digits): three rounds of at most four local steps per client on "
+             "a model with P = 27 (cross-entropy gradients), class means of at "
+             "most five features, the classifier weights from a regular "
+             "bordered system of at most four rows; a few hundred roundings "
+             "of 1.1e-16, amplified by at most 1e2 (momentum < 0.9), stay "
+             "inside 1e-13 + 1e-12 |r|; every flagged bug moves some value by "
+             "more than 1e3 times the tolerance."}
+
+
+def fedpac_sgd():
+    """FedPAC's two optimizers (the classifier's in the tau_phi head steps,
+    the feature extractor's in the rest) with the SGD vector's switches."""
+    hyper = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625,
+             "lr.gamma": 0.5625, "lr.step_rounds": 2}
+    switches = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.decay_scope": "weights", "opt.clip": "norm",
+                "opt.state": "server", "lr.schedule": "step"}
+    for c in FEDBN_CLIPS + CLIPS:
+        spec = base("fedpac", dict(hyper, **{"opt.clip_norm": c}), switches)
+        clipped = clip_log(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("fedpac: no clip threshold acts on some steps")
+    return make(
+        "fedpac", "nesterov-clip-step-server",
+        "two torch.optim.SGD(momentum = 0.71875, nesterov = True, "
+        "weight_decay = 0.15625 decoupled, on the weights only), "
+        "clip_grad_norm_ at %g, carried from client to client, step decay "
+        "0.5625 every 2 rounds" % c,
+        "opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
+        "0.15625 with opt.weight_decay_form = decoupled and opt.decay_scope = "
+        "weights (W1 and W2 decay, the biases b1, b2 do not), opt.clip = norm "
+        "at c = %g (acting on some steps, not on others; each step's norm "
+        "over the blocks that step moves), opt.state = server (the "
+        "classifier's and the feature extractor's optimizers each carried "
+        "from client to client), lr.schedule = step with lr.gamma = 0.5625 "
+        "and lr.step_rounds = 2 (eta and eta_phi of round 2 times 0.5625)."
+        % c, spec, FEDPAC_TOL,
+        ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
+         "clip-scope", "lr-schedule"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         "clip-scope": ["clip-per-block"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [clip_acts])
+
+
+FEDBN_SPLIT = {"personal": ["W2", "b2"]}
+FEDBN_CLIPS = (1.25, 0.875, 1.75, 0.625, 2.5, 0.4375, 3.5, 0.3125)
+
+
+def _bind(f, alg):
+    g = lambda: f(alg)             # noqa: E731
+    g.__name__ = "%s_%s" % (f.__name__, alg)
+    return g
+
+
+MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
+               for f in (sgd_vector, adamw_vector, classical_vector)) \
+    + (fedbn_sgd, fedbn_adamw, fedpac_sgd)
+
+
+def main():
+    pg.write_all(sys.argv, HERE, MAKERS)
+
+
+if __name__ == "__main__":
+    main()
