@@ -47,7 +47,8 @@ from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       parameter_mask, put_buffers, set_parameters,
                       state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
-                          frozen, lr_factor, main, plan, take_optimizer)
+                          frozen, lr_factor, main, plan, split_test,
+                          take_optimizer)
 
 
 def prox(cfg, model, ref, alpha):
@@ -77,7 +78,7 @@ def device_update(prob, rec, t, k, server, G_k, alpha_k, batches, mask,
     model.train()
     ref, start = frozen(server), state_flat(server)
     opt = prob.optimizers.get(0, k, model, cfg["eta"] * lr_factor(
-        cfg, t, trained=trained))
+        cfg, t, trained=trained), split_test(prob))
     rec.record("client_begin", "theta_k", state_flat(model), round=t,
                client=k, step=0)
     data = prob.clients[k]

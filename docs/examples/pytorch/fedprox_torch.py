@@ -40,8 +40,8 @@ import torch
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, set_parameters, state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
-                          frozen, lr_factor, main, plan, squared_distance,
-                          take_optimizer)
+                          frozen, lr_factor, main, plan, split_test,
+                          squared_distance, take_optimizer)
 
 
 def device_update(prob, rec, t, k, global_model, batches, trained,
@@ -56,7 +56,8 @@ def device_update(prob, rec, t, k, global_model, batches, trained,
     model.train()
     w_t = frozen(global_model)
     opt = prob.optimizers.get(0, k, model,
-                              cfg["eta"] * lr_factor(cfg, t, trained=trained))
+                              cfg["eta"] * lr_factor(cfg, t, trained=trained),
+                              split_test(prob))
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     for s, b in enumerate(batches, start=1):

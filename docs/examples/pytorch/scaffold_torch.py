@@ -52,7 +52,7 @@ from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       parameter_mask, put_buffers, set_parameters,
                       state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
-                          lr_factor, main, plan, take_optimizer)
+                          lr_factor, main, plan, split_test, take_optimizer)
 
 
 def gradient(client, model, batch):
@@ -84,7 +84,7 @@ def client_update(prob, rec, t, i, server, c, c_i, batches, trained,
     else:                                                   # parameters only
         set_parameters(model, server)
     model.train()
-    opt = prob.optimizers.get(0, i, model, eta_l)
+    opt = prob.optimizers.get(0, i, model, eta_l, split_test(prob))
     rec.record("client_begin", "y", state_flat(model), round=t, client=i,
                step=0)
     for s, b in enumerate(batches, start=1):                # l. 8-10

@@ -122,6 +122,10 @@ NEGATIVE = [
     ("optim/fedrecon-momentum-decay.json", "opt-no-decay"),
     ("fedrod/layers-pfllib-lr-trainings.json", "lr-count-rounds"),
     ("optim/fedrod-sgd-weights-layers.json", "opt-decay-all"),
+    # the split's scope for opt.decay_scope (split_test)
+    ("optim/fedprox-adamw-shared-client-decay.json", "opt-decay-all"),
+    ("optim/scaffold-classical-personal-client.json", "opt-decay-all"),
+    ("optim/feddyn-adamw-shared-client-decay.json", "opt-decay-all"),
     ("apple/worked-official-lr-exponential.json", "lr-not-stepped"),
     # a switch of the preset set back to the paper's value in the spec
     ("apple/worked-pfllib-run.json", "apple.upload=core"),
