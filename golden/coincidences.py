@@ -1520,6 +1520,21 @@ def r_decay_weights(spec, sw, hp):
         ["no bias or batch-norm block: decay on the weights = on all"]
 
 
+# algorithms whose opt.decay_scope = shared | personal is not the spec's
+# split but the algorithm's own division of its optimizers or blocks
+# (docs/optimizers.md: FedRoD's slots 0 and 1; FedAlt's and FedSim's u and v)
+_OWN_SPLIT = {"fedrod", "fedalt", "fedsim"}
+
+
+def r_decay_split(spec, sw, hp):
+    """shared | personal read the spec's split: without one, shared decays
+    every block (= all) and personal none (= λ 0)."""
+    if spec["algorithm"]["name"] in _OWN_SPLIT:
+        return []
+    return [] if spec.get("split", {}).get("personal") else \
+        ["no split: shared = all, personal decays nothing"]
+
+
 def r_momentum_form(spec, sw, hp):
     """The two momentum forms agree while η is constant over the state's
     life (docs/optimizers.md)."""
@@ -1693,6 +1708,8 @@ SHARED_RULES = [
     (("opt.decay_scope", None), r_no_decay, "λ = 0: the scope selects nothing"),
     (("opt.decay_scope", ("weights",)), r_decay_weights,
      "no bias or BN block: weights = all"),
+    (("opt.decay_scope", ("shared", "personal")), r_decay_split,
+     "no split: shared = all, personal decays nothing"),
     (("opt.method", ("adam", "adamw")), r_adam_eps, "ε of the gradients' order hides v̂"),
     (("opt.method", ("adam", "adamw")), r_adam_one_step,
      "one step per state: the bias correction hides β₁, β₂"),
@@ -2171,6 +2188,10 @@ def _bn_momentum_one(spec):
             L["momentum"] = 1.0
 
 
+def _no_split(spec):
+    spec.pop("split", None)
+
+
 def shared_self_test(text):
     """Each plant of a shared value with only coincident vectors (and each
     stale or missing table entry) must be caught by shared_audit, and the
@@ -2191,6 +2212,7 @@ def shared_self_test(text):
         ("a step decay never firing", ("fedavg", "lr.schedule", "step"),
          _hyper(lr__step_rounds=64)),
         ("BN momentum 1", ("fedavg", "bn.running", "frozen"), _bn_momentum_one),
+        ("no split under shared", ("fedprox", "opt.decay_scope", "shared"), _no_split),
         ("every witness lost", (None, "opt.momentum_form", "classical"),
          _hyper(lr__gamma=1.0)),
     ]
