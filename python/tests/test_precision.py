@@ -498,7 +498,7 @@ def test_a_jump_just_under_its_bound_in_a_record_that_jumps_is_inconclusive(
     pre-activation γ₂ x̂ + β₂ = −0.0050 unperturbed, from −0.644 + 0.639).
     The perturbed run of seed root 2⁶³ + 219000 (the leave-one-out pool of
     docs/validate.md, "Leave-one-out in bfloat16", run 3) crosses it
-    (+0.0008) in the pass of w_local, so fc1's row 2 (entries 6 to 8)
+    (+0.0035) in the pass of w_local, so fc1's row 2 (entries 6 to 8)
     jumps and carries on into round 1.  In client 2's w_local
     (client_begin, round 1) the probes jump beyond the bound on entry 7
     only; on entry 8 the jump is about the bound, and the probes that

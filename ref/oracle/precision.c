@@ -35,12 +35,13 @@
  * is smooth, an entry moves about linearly in the rounding, so the
  * probes move it about S/C = 1/4 of its bound; an entry that the probes
  * move by more than its bound has a discontinuity within reach of
- * rounding.  There a candidate out of the bound but within C × (the
- * probes' deviation) + the floor is on a branch the reference itself
- * takes under rounding: its entry is INCONCLUSIVE (reason "jump"), not
- * a mismatch.  A record that some perturbed or probe run does not
+ * rounding.  The jump moves the whole record (every entry by its share),
+ * so in such a record a candidate out of the bound but within C × (the
+ * probes' deviation at that entry) + the floor is on a branch the
+ * reference itself takes under rounding: its entry is INCONCLUSIVE
+ * (reason "jump"), not a mismatch.  A record that some perturbed or probe run does not
  * produce (a split, a cluster decided by a tie) is the same for a
- * candidate that lacks it (reason "record").  Entries without a jump
+ * candidate that lacks it (reason "record").  Records without a jump
  * keep the bound: a bug anywhere else still fails. */
 #include <math.h>
 #include <stdlib.h>
