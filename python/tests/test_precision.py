@@ -489,3 +489,64 @@ def test_a_skipped_ala_a_probe_follows_is_inconclusive(tmp_path):
     cand.write_text(json.dumps(doc))
     r = check(path, str(cand), *flags)
     assert r.returncode == 1 and r.stdout.startswith("FAIL"), r.stdout
+
+
+def test_a_jump_just_under_its_bound_in_a_record_that_jumps_is_inconclusive(
+        tmp_path):
+    """layers/ditto/bn1d-mlp-pfllib-keep in bfloat16: client 0's first
+    batch in round 0 puts bn1's unit 2 at its ReLU kink for sample 2 (the
+    pre-activation γ₂ x̂ + β₂ = −0.0050 unperturbed, from −0.644 + 0.639).
+    The perturbed run of seed root 2⁶³ + 219000 (the leave-one-out pool of
+    docs/validate.md, "Leave-one-out in bfloat16", run 3) crosses it
+    (+0.0035) in the pass of w_local, so fc1's row 2 (entries 6 to 8)
+    jumps and carries on into round 1.  In client 2's w_local
+    (client_begin, round 1) the probes jump beyond the bound on entry 7
+    only; on entry 8 the jump is about the bound, and the probes that
+    crossed land under it while this run lands just over.  A check whose
+    probes are the pool's next 16 (--mca-seed: the stream's state after
+    run 3's seed) flagged entry 8 a mismatch when the band was per entry:
+    the band is the record's now, and the run is INCONCLUSIVE.  A bug of
+    that size in a record no run jumps on (client 0's w_local at the start
+    of round 0: w⁰) still fails."""
+    needs_library()
+    path = vector("layers/ditto-bn1d-mlp-pfllib-keep.json")
+    mask, gamma = (1 << 64) - 1, 0x9E3779B97F4A7C15
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    root = (1 << 63) + 219000
+    seed = mix((root + 4 * gamma) & mask)      # the stream's 4th draw
+    doc = perturbed_run(path, seed, 2)         # PFLREF_PRECISION_BF16
+    cand = tmp_path / "c.json"
+    cand.write_text(json.dumps(doc))
+    flags = ["--candidate-precision", "bf16",
+             "--mca-seed", str((root + 4 * gamma) & mask)]
+    r = check(path, str(cand), *flags)
+    assert r.returncode == 0, r.stdout
+    assert r.stdout.startswith("INCONCLUSIVE"), r.stdout
+    entry = json.loads(check(path, str(cand), *flags, "--json").stdout)[
+        "vectors"][0]
+    assert entry["mismatches"] == 0 and entry["mca"]["kinks"] > 0, entry
+    assert entry["mca"]["kink_reason"] == "jump", entry
+    # w_local of client 2 at the start of round 1: off by the jump on
+    # fc1's row 2 (0.0546 on entry 7, 0.038 on entry 8), not elsewhere
+    rec = next(x for x in doc["trajectory"]
+               if x["event"] == "client_begin" and x["round"] == 1 and
+               x["client"] == 2 and x["name"] == "w_local")
+    exp = next(x for x in json.loads(open(path).read())["expected"][
+        "trajectory"] if x["event"] == "client_begin" and x["round"] == 1
+        and x["client"] == 2 and x["name"] == "w_local")
+    off = [abs(a - b) for a, b in zip(rec["value"], exp["value"])]
+    assert off[8] > 0.035 and off[7] > 0.05, off
+    assert max(off[:6] + off[9:]) < 0.01, off
+    # the same size where nothing jumps: a bug
+    rec = next(x for x in doc["trajectory"]
+               if x["event"] == "client_begin" and x["round"] == 0 and
+               x["client"] == 0 and x["name"] == "w_local")
+    rec["value"][8] += 0.04
+    cand.write_text(json.dumps(doc))
+    r = check(path, str(cand), *flags)
+    assert r.returncode == 1 and r.stdout.startswith("FAIL"), r.stdout

@@ -35,12 +35,13 @@
  * is smooth, an entry moves about linearly in the rounding, so the
  * probes move it about S/C = 1/4 of its bound; an entry that the probes
  * move by more than its bound has a discontinuity within reach of
- * rounding.  There a candidate out of the bound but within C × (the
- * probes' deviation) + the floor is on a branch the reference itself
- * takes under rounding: its entry is INCONCLUSIVE (reason "jump"), not
- * a mismatch.  A record that some perturbed or probe run does not
+ * rounding.  The jump moves the whole record (every entry by its share),
+ * so in such a record a candidate out of the bound but within C × (the
+ * probes' deviation at that entry) + the floor is on a branch the
+ * reference itself takes under rounding: its entry is INCONCLUSIVE
+ * (reason "jump"), not a mismatch.  A record that some perturbed or probe run does not
  * produce (a split, a cluster decided by a tie) is the same for a
- * candidate that lacks it (reason "record").  Entries without a jump
+ * candidate that lacks it (reason "record").  Records without a jump
  * keep the bound: a bug anywhere else still fails. */
 #include <math.h>
 #include <stdlib.h>
@@ -167,14 +168,27 @@ static void set_bounds(const pflref_trajectory *keys, pflref_mca_bounds *b,
         const double steps = key->kind == PFLREF_EV_STEP && key->step > 0
                                  ? (double)key->step : 0.0;
         const double floor = (PFLREF_MCA_FLOOR_UNITS + steps) * u * scale;
+        int jumps = 0;
         for (size_t j = 0; j < e->len; j++) {
             const size_t o = e->offset + j;
             b->bound[o] = C * b->bound[o] + floor;
             /* a probe at S·u beyond the bound: not linear in the
              * rounding, a jump (a NaN of a probe is no band) */
-            b->jump[o] = isfinite(pdev[o]) && pdev[o] > b->bound[o]
-                             ? C * pdev[o] + floor
-                             : 0.0;
+            jumps |= isfinite(pdev[o]) && pdev[o] > b->bound[o];
+        }
+        /* The jump is the record's: the probes that crossed the
+         * discontinuity moved each of its entries at once, by the jump's
+         * share in that entry.  Where that share is about the entry's
+         * bound, a probe lands under the bound and a candidate that
+         * crossed just over it, or the other way, at random; so every
+         * entry of a record the probes jump on has its band (a ReLU of
+         * layers/ditto/bn1d-mlp-pfllib-keep moves three entries of the
+         * next w_local, its probes beyond the bound on one of them:
+         * docs/validate.md, "Leave-one-out in bfloat16"). */
+        for (size_t j = 0; j < e->len; j++) {
+            const size_t o = e->offset + j;
+            b->jump[o] = jumps && isfinite(pdev[o]) ? C * pdev[o] + floor
+                                                     : 0.0;
         }
         if (scale > 0.0 && spread / (u * scale) > rep->mca_amplification)
             rep->mca_amplification = spread / (u * scale);

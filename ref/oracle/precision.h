@@ -21,11 +21,12 @@ typedef struct {
     double *bound;
     /* Discontinuities, from PFLREF_MCA_PROBE_RUNS probe runs at
      * PFLREF_MCA_PROBE_SCALE times the unit roundoff: jump[offset + j] > 0
-     * when the probes move entry j by more than its bound (rounding four
-     * times the candidate's should move it at most a quarter of C times
-     * the spread: more is a jump, a kink within reach), the band C ×
-     * (the probes' largest deviation) + the floor within which a candidate
-     * is on a branch the probes took; 0 elsewhere.  lost[r] when a
+     * when the probes move some entry of j's record by more than its
+     * bound (rounding four times the candidate's should move it at most a
+     * quarter of C times the spread: more is a jump, a kink within reach,
+     * and the jump moves the record's entries together), the band C ×
+     * (the probes' largest deviation at j) + the floor within which a
+     * candidate is on a branch the probes took; 0 elsewhere.  lost[r] when a
      * perturbed or probe run did not produce base record r (with its
      * length). */
     double *jump;

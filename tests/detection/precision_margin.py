@@ -198,8 +198,11 @@ class Bound:
         spread = max(s, default=0.0)
         chaotic = key in self.lost or (spread > 0.0 and C * spread >= scale)
         b = [C * sj + floor for sj in s]
-        jump = [C * qj + floor if math.isfinite(qj) and qj > bj else 0.0
-                for qj, bj in zip(q, b)]
+        # a jump is the record's: where the probes move one entry beyond
+        # its bound, every entry of the record has its band
+        jumps = any(math.isfinite(qj) and qj > bj for qj, bj in zip(q, b))
+        jump = [C * qj + floor if jumps and math.isfinite(qj) else 0.0
+                for qj in q]
         return b, chaotic, jump
 
 
