@@ -1347,8 +1347,6 @@ ALG_RULES = [
 ]
 # (algorithm, rule name) -> reason
 SCHEDULE_GAPS = {
-    ("prox", "r_batch_positions"): "not yet covered: prox has no schedule of "
-    "partial rounds (every vector lists every client)",
     ("cfl", "r_batch_positions"): "inherent: CFL trains every client in every "
     "round (Alg. 5), so a round's clients are always 0..N−1",
 }
@@ -1739,42 +1737,42 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
     ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedbn feddyn fedpac "
-    "fedproto fedprox fedrod fedsim finetune ifca interp local lora moon pfedhn "
+    "fedproto fedprox fedrod fedsim ifca interp lora moon pfedhn "
     "pfedme pflego prox scaffold",
-    ('bn.running_var', 'biased'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
-    "pfedme pflego prox scaffold",
-    ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
+    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedbn feddyn fedfomo "
+    "fedpac fedproto fedprox fedsim ifca interp moon perfedavg pfedhn "
+    "pfedme pflego scaffold",
+    ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego ",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
-    "fedprox fedrod finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "fedprox fedrod ifca moon pflego "
     "scaffold",
     ('opt.clip', 'norm'): "apple fedala fedbn feddyn fedpac fedproto fedprox fedrecon "
-    "fedrod finetune interp moon perfedavg pfedme pflego prox scaffold",
-    ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn feddyn "
-    "fedfomo fedproto fedprox fedrecon ifca interp local moon perfedavg pfedhn pflego "
-    "prox scaffold",
-    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
-    "fedproto fedprox fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
-    "prox scaffold",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
-    "fedprox fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox "
+    "fedrod moon pflego scaffold",
+    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedavg fedbn feddyn "
+    "fedfomo fedproto fedprox fedrecon ifca interp moon perfedavg pfedhn pflego "
     "scaffold",
-    ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedbn feddyn fedfomo "
+    "fedproto fedprox fedrecon fedrod ifca interp moon perfedavg pfedhn pflego "
+    "scaffold",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedbn feddyn fedpac fedproto "
+    "fedprox fedrecon ifca moon pflego "
+    "scaffold",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn feddyn fedfomo fedpac "
+    "fedproto fedprox fedsim ifca interp moon pfedhn pflego prox "
     "scaffold",
     ('opt.method', 'adamw'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon finetune local lora moon perfedavg pfedme pflego prox scaffold",
+    "fedrecon local lora moon perfedavg pfedme pflego scaffold",
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn feddyn fedpac "
-    "fedproto fedprox fedrecon fedrod finetune ifca interp local lora moon perfedavg "
+    "fedproto fedprox fedrecon fedrod ifca interp lora moon perfedavg "
     "pfedhn pfedme pflego prox scaffold",
     ('opt.nesterov', 'on'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon interp local moon perfedavg pfedme pflego scaffold",
+    "fedrecon moon pflego scaffold",
     ('opt.state', 'client'): "fedala feddyn fedproto moon scaffold",
     ('opt.state', 'server'): "apple fedala fedbn feddyn fedpac fedproto fedprox "
-    "fedrecon interp local moon perfedavg pfedme pflego prox scaffold",
+    "fedrecon moon pflego scaffold",
     ('opt.weight_decay_form', 'decoupled'): "apple fedala fedbn feddyn fedpac "
-    "fedproto fedprox fedrecon fedrod finetune interp local moon perfedavg pfedme "
-    "pflego prox scaffold",
+    "fedproto fedprox fedrecon fedrod moon "
+    "pflego scaffold",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1785,6 +1783,8 @@ _NO_SPLIT = {
     "fedpac": "its two optimizers step the classifier and the feature "
               "extractor in turn",
     "lora": "its optimizer moves the adapter",
+    "prox": "its inner solver steps θ, the whole model (ref/engine/"
+            "prox_inner.c pflref_prox_opt_check, as pfedme's)",
 }
 # (algorithm, switch, value) -> reason
 SHARED_EXCEPTIONS = {
@@ -1802,9 +1802,6 @@ SHARED_EXCEPTIONS = {
     ("lora", "opt.decay_scope", "weights"): (
         "inherent: lora's optimizer moves the adapter, and no adapter block is "
         "a bias (docs/optimizers.md): weights is all bit for bit"),
-    ("prox", "lr.scope", "eta_p"): (
-        "not yet covered: the proximal solver's η_p is the one step size "
-        "lr.scope = eta_p decays there, and no vector of prox decays it"),
 }
 for (_key, _val), _algs in _NOT_YET.items():
     for _a in _algs.split():
@@ -2182,7 +2179,9 @@ def shared_self_test(text):
     row = "| fedavg | switch `opt.state` | `server` |"
     plants = [
         ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
-        ("β = 0 (plain SGD)", ("prox", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        # pfedme's one opt.state = client vector runs SGD with momentum
+        # (prox's other one runs AdamW, stateful without β)
+        ("β = 0 (plain SGD)", ("pfedme", "opt.state", "client"), _hyper(opt__momentum=0.0)),
         ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
          _hyper(opt__beta1=0.875, opt__beta2=0.875)),
         ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),
