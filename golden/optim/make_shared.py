@@ -67,7 +67,7 @@ import audit                              # noqa: E402
 import coincidences as co                 # noqa: E402
 import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
-from make_algorithms import (CLIENTS, INIT, LINEAR, PFL_ROUNDS, POST,  # noqa: E402
+from make_algorithms import (CLIENTS, INIT, LINEAR, POST,  # noqa: E402
                              ROUNDS, base_spec)
 
 GENERATOR = ("golden/optim/make_shared.py with golden/pflref_exact_optim.py "
@@ -182,7 +182,6 @@ PROBLEM = ("Linear model with bias (d = 2), squared loss, three clients (n = "
            "3, 4, 5), S = {0, 1}, {1, 2}, {0, 2} (the problem of "
            "golden/optim/make_algorithms.py).  ")
 STEPS = "at most 3 local steps per client update, 3 rounds"
-SPLIT_STEPS = "at most 4 local steps per client update, 3 rounds"
 
 # The SGD vector's switches (Nesterov, decoupled decay on the weights, a
 # clip, the state carried, a step decay firing at round 2) and the bugs
