@@ -1738,10 +1738,10 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 _NOT_YET = {
     ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedbn feddyn fedpac "
     "fedproto fedprox fedrod fedsim ifca interp lora moon pfedhn "
-    "pfedme pflego prox scaffold",
+    "pfedme pflego scaffold",
     ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedbn feddyn fedfomo "
     "fedpac fedproto fedprox fedsim ifca interp moon perfedavg pfedhn "
-    "pfedme pflego scaffold",
+    "pflego scaffold",
     ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego ",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "
     "fedprox fedrod ifca moon pflego "

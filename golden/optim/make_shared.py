@@ -27,7 +27,7 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json).  On
 make_algorithms.py's linear model with bias (d = 2, squared loss, three
 clients of 3, 4, 5 samples, dyadic data), S = {0, 1}, {1, 2}, {0, 2} (pFedMe:
 every client trains, S^t aggregated):
-  {local,pfedme,prox,interp,perfedavg}/nesterov-clip-step-server
+  {local,interp,perfedavg}/nesterov-clip-step-server
                                Nesterov, decoupled decay on the weights
                                only, a clip acting on some steps, one
                                state carried from client to client, a
@@ -50,6 +50,11 @@ biased:
                                the personal fc2 only
   prox/adamw-client-decay-eta-p-bn-biased   AdamW kept per client, eta_p
                                decayed (lr.scope = eta_p)
+  pfedme/nesterov-clip-step-server-bn-biased,
+  prox/nesterov-clip-step-server-bn-frozen   the Nesterov vector's
+                               switches on the batch-norm MLP, a third
+                               round added (pFedMe: its own layers
+                               vector's inputs, every client training)
 
     /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
 """
@@ -493,42 +498,41 @@ def ditto_adam():
 
 # ---------------------------------------------------------------- pfedme, prox
 
-# pfedme.train = all: every client trains in every round (R = 2 local
-# rounds, one batch each), S^t aggregated (golden/pfedme/make_optim.py's
-# rounds, and a third)
-PFEDME_ROUNDS = [
-    {"clients": [0, 1, 2], "selected": [0, 2],
-     "batches": [[[0, 1], [2]], [[0, 1], [2, 3]], [[4, 2], [1, 3]]]},
-    {"clients": [0, 1, 2], "selected": [1, 2],
-     "batches": [[[2, 0], [1]], [[3, 2], [0]], [[0, 1], [2, 3]]]},
-    {"clients": [0, 1, 2], "selected": [0, 1],
-     "batches": [[[1, 2], [0]], [[1, 3], [2, 0]], [[3, 4], [0, 2]]]},
-]
-
-
 def pfedme_sgd():
-    c = 1.25
-    spec = spec_of("pfedme", dict(SGD_HYPER, **{
-        "eta": 0.1875, "lambda": 1.25, "eta_p": 0.0625, "K": 2, "beta": 0.875,
-        "opt.clip_norm": c}), dict(SGD_SWITCHES), rounds=PFEDME_ROUNDS)
+    rel = "pfedme/layers-bn1d-mlp-update.json"
+    c = 1.875
+    spec = bn_spec(rel, "pfedme", dict(SGD_HYPER, **{
+        "eta": 0.171875, "lambda": 0.875, "eta_p": 0.09375, "K": 2,
+        "beta": 0.8125, "opt.clip_norm": c}), dict(SGD_SWITCHES), "biased")
+    # a third round (the step decay fires at round 2)
+    spec["schedule"]["rounds"].append(
+        {"clients": [0, 1, 2], "selected": [0, 1],
+         "batches": [[[2, 3], [0, 1]], [[1, 0], [2, 1]], [[3, 0, 4], [2, 1]]]})
+    flags, mutants = BN_FLAGS["biased"]
     return make(
-        "pfedme", "nesterov-clip-step-server",
-        "pFedMe, the inner solver on torch.optim.SGD(momentum = 0.71875, "
-        "nesterov = True, weight_decay = 0.15625 decoupled, on the weights "
-        "only), clip_grad_norm_ at %g, one object carried from client to "
-        "client, step decay 0.5625 every 2 rounds" % c,
-        "pFedMe (Dinh et al. 2020, Alg. 1; eta = 0.1875, lambda = 1.25, eta_p "
-        "= 0.0625, K = 2 inner steps, beta = 0.875), every client training "
-        "in each round (R = 2 or 3 local rounds), S = {0, 2}, {1, 2}, {0, 1} "
-        "aggregated; the inner solver of l. 7 on d = grad f_i(theta; D) + "
-        "lambda (theta - w_{i,r}) is the optimizer (docs/optimizers.md).  "
-        "Linear model with bias (d = 2), squared loss, three clients (n = 3, "
-        "4, 5).  " + SGD_TEXT % c,
-        spec, tolerance("3 rounds, at most 3 local rounds of K = 2 inner "
-                        "steps, clipping norms at 60 digits", True),
-        SGD_FLAGS + ["theta-start"],
-        dict(SGD_MUTANTS, **{"theta-start": ["theta-start-flip"]}),
-        SGD_COVERS, [clip_acts, decay_matters])
+        "pfedme", "nesterov-clip-step-server-bn-biased",
+        "pFedMe on a batch-norm MLP, the inner solver on torch.optim.SGD("
+        "momentum = 0.71875, nesterov = True, weight_decay = 0.15625 "
+        "decoupled, not on biases and batch-norm parameters), clip_grad_norm_ "
+        "at %g, one object carried from client to client, step decay 0.5625 "
+        "every 2 rounds, biased running variance" % c,
+        "pFedMe (Dinh et al. 2020, Alg. 1; eta = 0.171875, lambda = 0.875, "
+        "eta_p = 0.09375, K = 2 inner steps, beta = 0.8125), every client "
+        "training in each round (R = 2 local rounds), S = {0, 2}, {1, 2}, "
+        "{0, 1} aggregated; the inner solver of l. 7 on d = grad f_i(theta; "
+        "D) + lambda (theta - w_{i,r}) is the optimizer (docs/optimizers.md).  "
+        "Layer list dense fc1 (3 -> 4, no bias) -> batchnorm1d bn1 (eps = "
+        "0.03, momentum 0.2) -> relu -> dense fc2 (4 -> 1), squared loss, "
+        "three clients (n = 4, 3, 5) (the inputs of golden/%s, and a third "
+        "round).  " % rel + SGD_TEXT.replace(
+            "(the bias b undecayed)", "(fc2.bias and bn1's weight and bias "
+            "undecayed)") % c + "  " + BN_BIASED,
+        spec, tolerance("3 rounds of 2 local rounds of K = 2 inner steps, "
+                        "clipping norms and the batch norm's square roots at "
+                        "60 digits", True),
+        SGD_FLAGS + ["theta-start"] + flags,
+        dict(SGD_MUTANTS, **dict(mutants, **{"theta-start": ["theta-start-flip"]})),
+        SGD_COVERS + bn_covers("biased"), [clip_acts, decay_matters])
 
 
 PROX_TEXT = ("The proximal local solver (prox: each client's v_i minimises "
@@ -537,22 +541,34 @@ PROX_TEXT = ("The proximal local solver (prox: each client's v_i minimises "
 
 
 def prox_sgd():
-    c = 1.0625
-    spec = spec_of("prox", dict(SGD_HYPER, **{
+    rel = "layers/local-bn1d-mlp-two-rounds.json"
+    c = 2.25
+    spec = bn_spec(rel, "prox", dict(SGD_HYPER, **{
         "lambda": 1.5, "eta_p": 0.078125, "K": 2, "opt.clip_norm": c}),
-        dict(SGD_SWITCHES))
+        dict(SGD_SWITCHES), "frozen")
+    # a third round (the step decay fires at round 2)
+    spec["schedule"]["rounds"].append(
+        {"clients": [0, 2], "batches": [[[3, 1], [0, 2]], [[2, 4], [1, 0, 3]]]})
+    flags, mutants = BN_FLAGS["frozen"]
     return make(
-        "prox", "nesterov-clip-step-server",
-        "Proximal local solver, torch.optim.SGD(momentum = 0.71875, nesterov "
-        "= True, weight_decay = 0.15625 decoupled, on the weights only), "
-        "clip_grad_norm_ at %g, one object carried from client to client, "
-        "step decay 0.5625 every 2 rounds" % c,
-        PROX_TEXT + PROBLEM + SGD_TEXT % c,
-        spec, tolerance(STEPS + " of K = 2 inner steps, clipping norms at 60 "
-                        "digits", True),
-        SGD_FLAGS + ["theta-start"],
-        dict(SGD_MUTANTS, **{"theta-start": ["theta-start-flip"]}),
-        SGD_COVERS, [clip_acts, decay_matters])
+        "prox", "nesterov-clip-step-server-bn-frozen",
+        "Proximal local solver on a batch-norm MLP, torch.optim.SGD(momentum "
+        "= 0.71875, nesterov = True, weight_decay = 0.15625 decoupled, not on "
+        "biases and batch-norm parameters), clip_grad_norm_ at %g, one object "
+        "carried from client to client, step decay 0.5625 every 2 rounds, "
+        "running statistics frozen" % c,
+        PROX_TEXT + "Layer list dense fc1 (3 -> 4, no bias) -> batchnorm1d bn1 "
+        "(eps = 0.03, momentum 0.2) -> relu -> dense fc2 (4 -> 1), squared "
+        "loss, three clients (n = 4, 3, 5), S = {0, 1}, {1, 2}, {0, 2} (the "
+        "inputs of golden/%s, and a third round).  " % rel + SGD_TEXT.replace(
+            "(the bias b undecayed)", "(fc2.bias and bn1's weight and bias "
+            "undecayed)") % c + "  " + BN_FROZEN,
+        spec, tolerance("at most 2 batches of K = 2 inner steps per client "
+                        "update, 3 rounds, clipping norms and the batch norm's "
+                        "square roots at 60 digits", True),
+        SGD_FLAGS + ["theta-start"] + flags,
+        dict(SGD_MUTANTS, **dict(mutants, **{"theta-start": ["theta-start-flip"]})),
+        SGD_COVERS + bn_covers("frozen"), [clip_acts, decay_matters])
 
 
 def prox_adamw():
