@@ -1740,7 +1740,7 @@ _NOT_YET = {
     "fedproto fedprox fedrod fedsim ifca interp lora moon pfedhn "
     "pfedme pflego scaffold",
     ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedbn feddyn fedfomo "
-    "fedpac fedproto fedprox fedsim ifca interp moon perfedavg pfedhn "
+    "fedpac fedproto fedprox fedsim ifca moon perfedavg pfedhn "
     "pflego scaffold",
     ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego ",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedbn feddyn fedpac fedproto "

@@ -118,7 +118,7 @@ def replay(spec, bugs=frozenset()):
             weights = b.split("=", 1)[1]
     model = spec["model"]
     clients = spec["problem"]["clients"]
-    pr = px.Problem(model, clients)
+    pr = px.Problem(model, clients).bn_switches(sw)   # bn.* (layer lists)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     trace = pg.Trace()

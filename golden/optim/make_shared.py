@@ -27,7 +27,7 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json).  On
 make_algorithms.py's linear model with bias (d = 2, squared loss, three
 clients of 3, 4, 5 samples, dyadic data), S = {0, 1}, {1, 2}, {0, 2} (pFedMe:
 every client trains, S^t aggregated):
-  {local,interp,perfedavg}/nesterov-clip-step-server
+  {local,perfedavg}/nesterov-clip-step-server
                                Nesterov, decoupled decay on the weights
                                only, a clip acting on some steps, one
                                state carried from client to client, a
@@ -51,6 +51,7 @@ biased:
   prox/adamw-client-decay-eta-p-bn-biased   AdamW kept per client, eta_p
                                decayed (lr.scope = eta_p)
   pfedme/nesterov-clip-step-server-bn-biased,
+  interp/nesterov-clip-step-server-bn-biased,
   prox/nesterov-clip-step-server-bn-frozen   the Nesterov vector's
                                switches on the batch-norm MLP, a third
                                round added (pFedMe: its own layers
@@ -605,23 +606,39 @@ def prox_adamw():
 # ---------------------------------------------------------------- interp
 
 def interp_sgd():
-    c = 1.0625
-    spec = spec_of("interp", dict(SGD_HYPER, **{
+    rel = "layers/local-bn1d-mlp-two-rounds.json"
+    c = 2.25
+    spec = bn_spec(rel, "interp", dict(SGD_HYPER, **{
         "eta": 0.046875, "alpha": 0.3125, "opt.clip_norm": c}),
-        dict(SGD_SWITCHES, **{"interp.alpha": "fixed"}), post=POST)
+        dict(SGD_SWITCHES, **{"interp.alpha": "fixed"}), "biased")
+    # a third round (the step decay fires at round 2) and h_i's batches
+    spec["schedule"]["rounds"].append(
+        {"clients": [0, 2], "batches": [[[3, 1], [0, 2]], [[2, 4], [1, 0, 3]]]})
+    spec["schedule"]["post"] = [[[1, 3], [2, 0]], [[0, 2], [1, 0]],
+                                [[3, 4], [2, 0, 1]]]
+    flags, mutants = BN_FLAGS["biased"]
     return make(
-        "interp", "nesterov-clip-step-server",
-        "Interpolation, torch.optim.SGD(momentum = 0.71875, nesterov = True, "
-        "weight_decay = 0.15625 decoupled, on the weights only), "
-        "clip_grad_norm_ at %g, one object per slot carried from client to "
-        "client, step decay 0.5625 every 2 rounds" % c,
+        "interp", "nesterov-clip-step-server-bn-biased",
+        "Interpolation on a batch-norm MLP, torch.optim.SGD(momentum = "
+        "0.71875, nesterov = True, weight_decay = 0.15625 decoupled, not on "
+        "biases and batch-norm parameters), clip_grad_norm_ at %g, one object "
+        "per slot carried from client to client, step decay 0.5625 every 2 "
+        "rounds, biased running variance" % c,
         "Interpolation (Mansour et al. 2020, §3; FedAvg rounds at eta = "
-        "0.046875, then each client's local h_i, the mixture alpha = 0.3125 "
-        "fixed); the FedAvg training's and h_i's optimizers two slots.  " +
-        PROBLEM + SGD_TEXT % c,
-        spec, tolerance(STEPS + ", 3 local trainings of h_i, clipping norms "
-                        "at 60 digits", True),
-        SGD_FLAGS + ["optimizer-slots-shared"], SGD_MUTANTS, SGD_COVERS,
+        "0.046875 c_t, then each client's local h_i from w^0 at eta, the "
+        "mixture alpha = 0.3125 fixed); the FedAvg training's and h_i's "
+        "optimizers two slots.  Layer list dense fc1 (3 -> 4, no bias) -> "
+        "batchnorm1d bn1 (eps = 0.03, momentum 0.2) -> relu -> dense fc2 (4 "
+        "-> 1), squared loss, three clients (n = 4, 3, 5), S = {0, 1}, {1, "
+        "2}, {0, 2} (the inputs of golden/%s, a third round and h_i's "
+        "batches added).  " % rel + SGD_TEXT.replace(
+            "(the bias b undecayed)", "(fc2.bias and bn1's weight and bias "
+            "undecayed)") % c + "  " + BN_BIASED,
+        spec, tolerance("at most 2 local steps per client update, 3 rounds, "
+                        "3 local trainings of h_i, clipping norms and the "
+                        "batch norm's square roots at 60 digits", True),
+        SGD_FLAGS + ["optimizer-slots-shared"] + flags,
+        dict(SGD_MUTANTS, **mutants), SGD_COVERS + bn_covers("biased"),
         [clip_acts, decay_matters])
 
 

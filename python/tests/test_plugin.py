@@ -288,7 +288,7 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/interp/adamw-client":
         OPT_ONLY_SOME,
-    "optim/interp/nesterov-clip-step-server":
+    "optim/interp/nesterov-clip-step-server-bn-biased":
         OPT_ONLY_SOME,
     "optim/pfedhn/momentum-client":
         OPT_ONLY_SOME,
