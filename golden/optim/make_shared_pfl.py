@@ -57,7 +57,7 @@ biased:
                                round added (pFedMe: its own layers
                                vector's inputs, every client training)
 
-    /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
+    /usr/bin/python3 golden/optim/make_shared_pfl.py [OUTDIR]
 """
 import copy
 import os
@@ -76,7 +76,7 @@ import pflref_golden as pg                # noqa: E402
 from make_algorithms import (CLIENTS, INIT, LINEAR, POST,  # noqa: E402
                              ROUNDS, base_spec)
 
-GENERATOR = ("golden/optim/make_shared.py with golden/pflref_exact_optim.py "
+GENERATOR = ("golden/optim/make_shared_pfl.py with golden/pflref_exact_optim.py "
              "and each algorithm's exact replay (golden/audit.py replay; "
              "exact fractions, square roots at 60 decimal digits)")
 SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
