@@ -172,6 +172,8 @@ def transform(steps, bugs):
 def mask_of(spec, pr):
     """Finetune's mask: 1 on the entries of the split's personal blocks."""
     names = spec.get("split", {}).get("personal", [])
+    if spec["model"]["kind"] == "layers":       # layer and group names too
+        return pp.personal_mask(spec["model"], names)
     blocks = [("w", pr.d)] + ([("b", 1)] if pr.bias else [])
     mask = []
     for name, size in blocks:

@@ -1347,8 +1347,6 @@ ALG_RULES = [
 ]
 # (algorithm, rule name) -> reason
 SCHEDULE_GAPS = {
-    ("prox", "r_batch_positions"): "not yet covered: prox has no schedule of "
-    "partial rounds (every vector lists every client)",
     ("cfl", "r_batch_positions"): "inherent: CFL trains every client in every "
     "round (Alg. 5), so a round's clients are always 0..N−1",
 }
@@ -1755,41 +1753,28 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt feddyn fedpac "
-    "fedproto fedprox fedrod fedsim finetune ifca interp local lora moon pfedhn "
-    "pfedme pflego prox scaffold",
-    ('bn.running_var', 'biased'): "apfl cfl ditto fedala fedalt feddyn fedfomo "
-    "fedpac fedproto fedprox fedsim finetune ifca interp local moon perfedavg pfedhn "
-    "pfedme pflego prox scaffold",
-    ('lr.schedule', 'exponential'): "cfl finetune ifca interp moon pflego prox",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto "
-    "fedrod finetune ifca interp local moon perfedavg pfedme pflego prox",
-    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon "
-    "fedrod finetune interp moon perfedavg pfedme pflego prox",
-    ('opt.decay_scope', 'personal'): "apfl cfl ditto fedala fedavg fedbn "
-    "fedfomo fedproto fedrecon ifca interp local moon perfedavg pfedhn pflego "
-    "prox",
-    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo "
-    "fedproto fedrecon fedrod ifca interp local moon perfedavg pfedhn pflego "
-    "prox",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto "
-    "fedrecon finetune ifca interp local moon perfedavg pfedme pflego prox",
-    ('opt.method', 'adam'): "apfl cfl ditto fedala fedalt fedbn feddyn fedfomo fedpac "
-    "fedproto fedprox fedsim finetune ifca interp local moon pfedhn pflego prox "
-    "scaffold",
-    ('opt.method', 'adamw'): "apple fedala fedpac fedproto "
-    "fedrecon finetune local lora moon perfedavg pfedme pflego prox",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac "
-    "fedproto fedrecon fedrod finetune ifca interp local lora moon perfedavg "
-    "pfedhn pfedme pflego prox",
-    ('opt.nesterov', 'on'): "apple fedala fedproto "
-    "fedrecon interp local moon perfedavg pfedme pflego",
+    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt feddyn fedpac fedproto fedprox fedrod "
+    "fedsim ifca interp lora moon pfedhn pfedme pflego scaffold",
+    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt feddyn fedfomo fedpac fedproto fedprox fedsim "
+    "ifca moon perfedavg pfedhn pflego scaffold",
+    ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca moon pflego",
+    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod moon pflego",
+    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedavg fedbn fedfomo fedproto fedrecon ifca interp "
+    "moon perfedavg pfedhn pflego",
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo fedproto fedrecon fedrod ifca "
+    "interp moon perfedavg pfedhn pflego",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca moon pflego",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn feddyn fedfomo fedpac fedproto fedprox "
+    "fedsim ifca interp moon pfedhn pflego prox scaffold",
+    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon local lora moon perfedavg pfedme "
+    "pflego",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac fedproto fedrecon fedrod ifca interp "
+    "lora moon perfedavg pfedhn pfedme pflego prox",
+    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon moon pflego",
     ('opt.state', 'client'): "fedala fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedproto "
-    "fedrecon interp local moon perfedavg pfedme pflego prox",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala "
-    "fedproto fedrecon fedrod finetune interp local moon perfedavg pfedme "
-    "pflego prox",
+    ('opt.state', 'server'): "apple fedala fedproto fedrecon moon pflego",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod moon pflego",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1800,6 +1785,8 @@ _NO_SPLIT = {
     "fedpac": "its two optimizers step the classifier and the feature "
               "extractor in turn",
     "lora": "its optimizer moves the adapter",
+    "prox": "its inner solver steps θ, the whole model (ref/engine/"
+            "prox_inner.c pflref_prox_opt_check, as pfedme's)",
 }
 # (algorithm, switch, value) -> reason
 SHARED_EXCEPTIONS = {
@@ -1817,9 +1804,6 @@ SHARED_EXCEPTIONS = {
     ("lora", "opt.decay_scope", "weights"): (
         "inherent: lora's optimizer moves the adapter, and no adapter block is "
         "a bias (docs/optimizers.md): weights is all bit for bit"),
-    ("prox", "lr.scope", "eta_p"): (
-        "not yet covered: the proximal solver's η_p is the one step size "
-        "lr.scope = eta_p decays there, and no vector of prox decays it"),
 }
 for (_key, _val), _algs in _NOT_YET.items():
     for _a in _algs.split():
@@ -2201,7 +2185,9 @@ def shared_self_test(text):
     row = "| fedavg | switch `opt.state` | `server` |"
     plants = [
         ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
-        ("β = 0 (plain SGD)", ("prox", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        # pfedme's one opt.state = client vector runs SGD with momentum
+        # (prox's other one runs AdamW, stateful without β)
+        ("β = 0 (plain SGD)", ("pfedme", "opt.state", "client"), _hyper(opt__momentum=0.0)),
         ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
          _hyper(opt__beta1=0.875, opt__beta2=0.875)),
         ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),

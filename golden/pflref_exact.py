@@ -728,19 +728,23 @@ def _flip_start(start, bugs):
     return start
 
 
-def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None):
+def prox_round(pr, v, w, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None,
+               lr_counts=None):
     """One round of "prox", pFedMe's inner loop alone (seed 003's worked
     example): the reference w is the initial point and never changes; each
     participant i starts from θ = w (reset) or its θ of the last round
     (warm), runs prox_steps on each of its batches, and after each batch a
     "note" records the exact θ̂ on that batch.  v_i = θ.  opt: the inner
     solver's Optimizers (one slot; begin at each participation), or None.
-    Returns v."""
+    lr.* (client_factor): η_p, the one step size, times c_t (every
+    lr.scope but no_beta, which is all here, decays it); lr_counts: the
+    clients' trainings before (lr.count = trainings).  Returns v."""
     v = [list(vi) for vi in v]
-    lam, eta_p, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
+    lam, eta_p0, K, mu = hp["lambda"], hp["eta_p"], hp["K"], hp["pfedme.mu"]
     start = _flip_start(sw["pfedme.theta_start"], bugs)
     exact_point = has_prox_point(pr) and lam + mu > 0
     for i, steps in plan:
+        eta_p = eta_p0 * client_factor(hp, sw, t, i, lr_counts, bugs)
         # req: prox.alg1.l7
         theta = list(w) if start == "reset" else v[i]
         trace.emit("client_begin", "train", t, i, 0, "theta", theta)
@@ -1099,11 +1103,19 @@ def replay_personal(spec, bugs=NO_BUGS):
         import pflref_exact_optim as po     # (it imports this module)
         # Ditto: the global and the personal solver; pFedMe, prox: the
         # inner solver (the object that steps θ)
-        opt = po.for_spec(spec, pr, 2 if alg == "ditto" else 1, bugs=bugs)
+        # opt.decay_scope = shared | personal reads the spec's split
+        # (docs/optimizers.md, λ_B), as for every algorithm's optimizer
+        personal = None
+        if "split" in spec:
+            import pflref_exact_pfl as pp
+            personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+        opt = po.for_spec(spec, pr, 2 if alg == "ditto" else 1, personal,
+                          bugs=bugs)
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "prox":
-            v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs, opt)
+            v = prox_round(pr, v, w0, t, plan, hp, sw, trace, bugs, opt,
+                           lr_counts)
         elif alg == "pfedme":
             w, v = pfedme_round(pr, w, v, w0, t, plan, r.get("selected", r["clients"]),
                                 hp, sw, trace, bugs, trained, lr_counts, opt,

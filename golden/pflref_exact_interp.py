@@ -118,7 +118,7 @@ def replay(spec, bugs=frozenset()):
             weights = b.split("=", 1)[1]
     model = spec["model"]
     clients = spec["problem"]["clients"]
-    pr = px.Problem(model, clients)
+    pr = px.Problem(model, clients).bn_switches(sw)   # bn.* (layer lists)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     trace = pg.Trace()
@@ -126,10 +126,17 @@ def replay(spec, bugs=frozenset()):
     import pflref_exact_optim as po   # opt.*: slot 0 FedAvg's, slot 1 h_i's
     opt = po.for_spec(spec, pr, 2, bugs=bugs)
     w = list(w0)
+    trained = [0] * len(clients)    # trainings before (lr.count = trainings)
     for t, r in enumerate(sched["rounds"]):
         plan = [(k, _epochs(b, bugs)) for k, b in zip(r["clients"], r["batches"])]
+        # lr.*: the FedAvg rounds' step size eta c_t (px.round_factor); the
+        # local h_i below trains once, after the rounds, at eta
+        eta_t = {k: eta * px.round_factor(alg, t, bugs, trained=trained[k])
+                 for k in r["clients"]}
+        for k in r["clients"]:
+            trained[k] += 1
         # req: interp.eq1
-        w = px.fedavg_round(pr, w, w0, t, plan, eta, weights, trace, bugs, opt)
+        w = px.fedavg_round(pr, w, w0, t, plan, eta_t, weights, trace, bugs, opt)
 
     hs, alphas = [], []
     for i, steps in enumerate(sched["post"]):

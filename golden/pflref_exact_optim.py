@@ -116,6 +116,14 @@ def blocks(pr):
     through unchanged."""
     if hasattr(pr, "opt_blocks"):
         return pr.opt_blocks
+    if pr.kind == "layers":
+        # a layer list (pflref_exact_layers.py): its parameter blocks
+        # NAME.weight, NAME.bias in layout order, without the batch-norm
+        # buffers running_mean, running_var (not parameters: they never
+        # step, their entries pass unchanged)
+        return [(b["name"], list(range(o, o + b["size"])))
+                for b, o in sorted(pr.layers.block_offsets(), key=lambda x: x[1])
+                if not b["is_buffer"]]
     if pr.kind == "mlp":
         out, o = [], 0
         for name, size, present in (("W1", pr.h * pr.d, True),
@@ -133,9 +141,18 @@ def blocks(pr):
     return out
 
 
-def is_bias(name):
-    """A bias block (b, b1, b2): the no-decay group of opt.decay_scope =
-    weights."""
+def is_bias(name, pr=None):
+    """A block of the no-decay group of opt.decay_scope = weights
+    (docs/optimizers.md, λ_B): a bias (b, b1, b2, a layer list's
+    NAME.bias) or a batch-norm layer's parameters (its weight γ too)."""
+    if name.endswith(".bias"):
+        return True
+    # a layer list's model (a Problem's .layers, FedBN's view's .M)
+    model = getattr(pr, "layers", None) or getattr(pr, "M", None)
+    if "." in name and hasattr(model, "blocks"):
+        layer = name.rsplit(".", 1)[0]
+        return any(b["is_bn"] and b["name"].rsplit(".", 1)[0] == layer
+                   for b in model.blocks)
     return name[0] == "b" and (len(name) == 1 or name[1:].isdigit())
 
 
@@ -184,7 +201,7 @@ def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
         return personal is not None and bool(personal[idx[0]])
 
     def decay_of(name, idx):
-        if scope == "weights" and (is_bias(name) or is_bn(name)):
+        if scope == "weights" and (is_bias(name, pr) or is_bn(name)):
             return Fraction(0)
         if scope == "shared" and is_personal(idx):
             return Fraction(0)

@@ -784,7 +784,9 @@ def run_prox(spec, clients, w0, log):
     order, K steps θ_i ← θ_i − η_p (∇f_i(θ_i; D) + λ(θ_i − w) + μθ_i),
     starting the round from θ_i = w (pfedme.theta_start = reset) or from
     its θ_i of the last round it took part in (warm; θ_i = w at first).
-    After each batch, the exact θ̂ on that batch is a note "theta_hat"."""
+    After each batch, the exact θ̂ on that batch is a note "theta_hat".
+    Under lr.* the one step size η_p is η_p c_t (lr_factor of the client's
+    train() in round t; every lr.scope but no_beta scales η_p)."""
     cfg = settings(spec)
     lam, eta_p, K, mu = cfg["lambda"], cfg["eta_p"], int(cfg["K"]), \
         cfg["pfedme.mu"]
@@ -794,8 +796,11 @@ def run_prox(spec, clients, w0, log):
     w = w0.copy()
     start = np.zeros_like(w) if BUG == "prox-start-at-zero" else w
     theta = [start.copy() for _ in clients]
+    trained = [0] * len(clients)     # each client's trainings before (lr.*)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         for i, batches in sorted(zip(rnd["clients"], rnd["batches"])):
+            eta_p_i = eta_p * lr_factor(cfg, t, trained[i])
+            trained[i] += 1
             if cfg["pfedme.theta_start"] == "reset":
                 theta[i] = start.copy()               # θ ← w
             log("client_begin", "train", "theta", theta[i], round=t,
@@ -803,7 +808,7 @@ def run_prox(spec, clients, w0, log):
             opt = None if opts is None else opts.begin(0, i)
             for q, batch in enumerate(batches):
                 theta[i] = prox_inner(
-                    theta[i], clients[i], batch, w, lam, eta_p, mu, K,
+                    theta[i], clients[i], batch, w, lam, eta_p_i, mu, K,
                     lambda s, x: log("step", "train", "theta", x, round=t,
                                      client=i, step=s),
                     q * K, opt, buf)

@@ -249,6 +249,8 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/ditto/classical-client-decay":
         OPT_ONLY_SOME,
+    "optim/ditto/adam-personal-client-bn-biased":
+        OPT_ONLY_SOME,
     "optim/fedalt/decay-personal-server":
         OPT_ONLY_SOME,
     "optim/fedalt/decay-shared-client":
@@ -282,6 +284,8 @@ NUMPY_UNSUPPORTED = {
     "optim/ifca/nesterov-clip-server":
         OPT_ONLY_SOME,
     "optim/interp/adamw-client":
+        OPT_ONLY_SOME,
+    "optim/interp/nesterov-clip-step-server-bn-biased":
         OPT_ONLY_SOME,
     "optim/pfedhn/momentum-client":
         OPT_ONLY_SOME,
