@@ -57,7 +57,8 @@ import os
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, set_parameters, state_flat)
+                      put_buffers, set_parameters, split_test,
+                      state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
                           frozen, lr_factor, main, plan, squared_distance,
                           take_optimizer, weights)
@@ -105,8 +106,8 @@ def device_update(prob, rec, t, k, global_model, v_k, batches, own,
     eta = cfg["eta"] * lr_factor(cfg, t, trained=trained)
     # PFLlib's clientditto.py: optimizer (w_k) and poptimizer (v_k), two
     # objects whose states opt.state keeps apart
-    opt = prob.optimizers.get(0, k, model, eta)
-    opt_v = prob.optimizers.get(1, k, v_k, eta)
+    opt = prob.optimizers.get(0, k, model, eta, split_test(prob))
+    opt_v = prob.optimizers.get(1, k, v_k, eta, split_test(prob))
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     rec.record("client_begin", "v", state_flat(v_k), round=t, client=k,

@@ -38,9 +38,10 @@ usage: fedprox_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, set_parameters, state_flat)
+                      put_buffers, set_parameters, split_test,
+                      state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
-                          frozen, lr_factor, main, plan, split_test,
+                          frozen, lr_factor, main, plan,
                           squared_distance, take_optimizer)
 
 

@@ -58,26 +58,10 @@ usage: fedrep_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_bn import (BN_TYPES, bn_problem, copy_buffers, first_uploader,
+from torch_bn import (bn_problem, copy_buffers, first_uploader, personal_bn,
                       put_buffers, state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
                           is_personal, lr_factor, main, plan, take_optimizer)
-
-
-def personal_bn(prob, name):
-    """True when the torch parameter `name` is a batchnorm layer's γ or β
-    that the split marks personal (its block, its layer's name, or the
-    group bn)."""
-    layers = prob.model.get("layers", [])
-    off = 1 if len(prob.model.get("input", [])) == 3 else 0
-    k = int(name.split(".")[0]) - off
-    L = layers[k]
-    if L["type"] not in BN_TYPES:
-        return False
-    layer = str(L.get("name", k))
-    names = prob.cfg["split"]
-    return ("%s.%s" % (layer, name.rsplit(".", 1)[1]) in names
-            or layer in names or "bn" in names)
 
 
 def split(prob, model):

@@ -50,9 +50,9 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       parameter_mask, put_buffers, set_parameters,
-                      state_flat)
+                      split_test, state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
-                          lr_factor, main, plan, split_test, take_optimizer)
+                          lr_factor, main, plan, take_optimizer)
 
 
 def gradient(client, model, batch):

@@ -126,6 +126,7 @@ NEGATIVE = [
     ("optim/fedprox-adamw-shared-client-decay.json", "opt-decay-all"),
     ("optim/scaffold-classical-personal-client.json", "opt-decay-all"),
     ("optim/feddyn-adamw-shared-client-decay.json", "opt-decay-all"),
+    ("optim/ditto-adam-personal-client-bn-biased.json", "opt-decay-all"),
     ("apple/worked-official-lr-exponential.json", "lr-not-stepped"),
     # a switch of the preset set back to the paper's value in the spec
     ("apple/worked-pfllib-run.json", "apple.upload=core"),

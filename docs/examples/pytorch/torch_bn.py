@@ -28,7 +28,7 @@ import copy
 import torch
 from torch import nn
 
-from torch_common import Problem, Unsupported, build_layers
+from torch_common import Problem, Unsupported, build_layers, is_personal
 
 BN_TYPES = ("batchnorm1d", "batchnorm2d")
 
@@ -219,3 +219,38 @@ def first_uploader(rnd, clients):
         return first
     return min(clients)
 # SPDX-License-Identifier: GPL-3.0-or-later
+
+
+def personal_bn(prob, name, names=None):
+    """True when the torch parameter `name` is a batchnorm layer's γ or β
+    that the split `names` (default: the candidate's cfg["split"]) marks
+    personal (its block, its layer's name, or the group bn)."""
+    layers = prob.model.get("layers", [])
+    off = 1 if len(prob.model.get("input", [])) == 3 else 0
+    k = int(name.split(".")[0]) - off
+    L = layers[k]
+    if L["type"] not in BN_TYPES:
+        return False
+    layer = str(L.get("name", k))
+    if names is None:
+        names = prob.cfg["split"]
+    return ("%s.%s" % (layer, name.rsplit(".", 1)[1]) in names
+            or layer in names or "bn" in names)
+
+
+def split_test(prob):
+    """The spec's split as a test on torch parameter names, for
+    opt.decay_scope = shared / personal (None when the spec has no split:
+    ClientOptimizer then refuses those scopes); a batchnorm layer's γ, β are
+    personal when the split names them (personal_bn)."""
+    names = prob.spec.get("split", {}).get("personal")
+    if not names:
+        return None
+    layers = prob.model.get("layers", [])
+    off = 1 if len(prob.model.get("input", [])) == 3 else 0
+
+    def mine(name):
+        if layers and layers[int(name.split(".")[0]) - off]["type"] in BN_TYPES:
+            return personal_bn(prob, name, names)
+        return is_personal(prob.model, name, names)
+    return mine

@@ -205,23 +205,6 @@ def is_personal(model, param_name, names):
     return block in names or any(g in names for g in groups)
 
 
-def split_test(prob):
-    """The spec's split as a test on torch parameter names, for
-    opt.decay_scope = shared / personal (None when the spec has no split:
-    ClientOptimizer then refuses those scopes)."""
-    names = prob.spec.get("split", {}).get("personal")
-    if not names:
-        return None
-
-    def mine(name):
-        try:
-            return is_personal(prob.model, name, names)
-        except KeyError:       # a batchnorm layer's γ, β: not in the split
-            raise Unsupported("a split over batch-norm parameters (%s)"
-                              % name)
-    return mine
-
-
 def flat(module):
     """The flat parameter vector w (a detached copy)."""
     return parameters_to_vector(module.parameters()).detach().clone()
