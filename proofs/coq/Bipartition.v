@@ -38,7 +38,9 @@
    its subtree walk are proved by Frama-C (proofs/README.md).  That this
    forest equals Kruskal's stopped at two components is the classical
    uniqueness of the maximum spanning tree under a strict order, argued in
-   the file's header and checked by the golden vectors, not here. *)
+   the file's header and checked by the golden vectors; the section Prim
+   at the end proves its first half (Kruskal keeps every edge Prim adds),
+   not the count that makes the two trees equal. *)
 
 From Coq Require Import Reals List Bool.
 Import ListNotations.
