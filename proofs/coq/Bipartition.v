@@ -261,17 +261,18 @@ End Subtree.
    Model.  Items of any type V and a strict order on the edges of the
    complete graph, `before a b c d`: the edge {a, b} comes strictly before
    {c, d} (larger α, then the smaller upper-triangle position: edge_first
-   of proofs/acsl/cluster.h, line 1's stable argsort(−α[:])).  An edge is
-   the same whichever end is named first (before_ends, the ACSL lemma
-   edge_pos_sorted), and `before` is irreflexive, transitive and total on
-   distinct edges: a strict total order (the positions of distinct edges
-   differ).  A cut is S : V → bool (the tree so far, against the rest), and
-   an edge (u, w) is first across S when it crosses S and no edge crossing
-   S comes before it: that is the WP assertion cut_property of
-   max_spanning_tree (ref/engine/cluster.c), with S the vertices in_tree
-   at the join and (u, w) = (link[best], best), the edge (parent[best],
-   best) that joins; the ACSL predicate there names the crossing edges from
-   the tree side, before_ends covers the other orientation.
+   of proofs/acsl/cluster.h, line 1's stable argsort(−α[:])).  Only
+   first_across_exchange needs a property of it: totality (before_total:
+   of two distinct edges one comes first, as the positions of distinct
+   edges differ).  A cut is S : V → bool (the tree so far, against the
+   rest), and an edge (u, w) is first across S when it crosses S and no
+   edge crossing S, named either way round, comes before it: that is the
+   WP assertion cut_property of max_spanning_tree (ref/engine/cluster.c),
+   with S the vertices in_tree at the join and (u, w) = (link[best], best),
+   the edge (parent[best], best) that joins.  cut_property names each
+   crossing edge from its tree end; edge_first does not depend on the
+   order of an edge's ends (edge_pos(a, b) = edge_pos(b, a) by its
+   definition), so it covers the other naming too (by reading).
 
    Proved.
      - first_across_kruskal: an edge first across some cut is not closed
@@ -301,11 +302,6 @@ Variable before : V -> V -> V -> V -> Prop.
 
 Definition same_edge (a b c d : V) := (a = c /\ b = d) \/ (a = d /\ b = c).
 
-Hypothesis before_ends : forall a b c d,
-  (before a b c d <-> before b a c d) /\ (before a b c d <-> before a b d c).
-Hypothesis before_irrefl : forall a b, ~ before a b a b.
-Hypothesis before_trans : forall a b c d e f,
-  before a b c d -> before c d e f -> before a b e f.
 Hypothesis before_total : forall a b c d,
   before a b c d \/ before c d a b \/ same_edge a b c d.
 
@@ -343,15 +339,14 @@ Qed.
 
 (* A run of Prim on n + 1 vertices: vertex (order k) joins at step k
    (order 0 is the root), by the edge (par k, order k) from a vertex
-   joined before; the cut at step k is the set of the vertices joined at
-   steps < k (`joined_by k`).  Each join's edge is first across that cut:
-   the WP assertion cut_property at every join. *)
+   joined before; the cut at step k, joined_by k, is the set of the
+   vertices joined at steps < k (in_tree before the join; the theorem
+   needs nothing of it but prim_cut).  Each join's edge is first across
+   that cut: the WP assertion cut_property at every join. *)
 Variable n : nat.
 Variable order : nat -> V.
 Variable par : nat -> V.
 Variable joined_by : nat -> V -> bool.
-Hypothesis joined_by_spec : forall k v,
-  joined_by k v = true <-> exists i, (i < k)%nat /\ order i = v.
 Hypothesis prim_cut : forall k, (1 <= k <= n)%nat ->
   first_across (joined_by k) (par k) (order k).
 
