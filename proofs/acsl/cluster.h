@@ -52,6 +52,31 @@
         m * m <= 18446744073709551615 ==> m <= 4294967295;
  */
 
+/* Every vertex joins (the loop's test best == m is dead).  Two more ghost
+ * arrays, prim_slot and its inverse prim_order, are kept a permutation of
+ * 0..m−1 (prim_perm) whose first `added` slots hold exactly the tree
+ * vertices (prim_joined).  The vertex prim_order[added] is then off the
+ * tree whenever added < m, a witness with no count to take, and at
+ * added = m every vertex is in the tree.  A vertex that joins takes the
+ * slot `added`, and the vertex off the tree that held it takes the
+ * joiner's old slot (PRIM_GHOST_JOIN below); before the first join every
+ * vertex holds its own index (PRIM_GHOST_START).  prim_rank is left as it
+ * was (a tree vertex's slot is its rank), so the tree's invariants do not
+ * see the swap. */
+/*@ ghost long long prim_slot[4294967296]; */
+/*@ ghost long long prim_order[4294967296]; */
+
+/*@ predicate prim_perm{L}(integer m) =
+        (\forall integer k; 0 <= k < m ==>
+             0 <= prim_order[k] < m && prim_slot[prim_order[k]] == k) &&
+        (\forall integer v; 0 <= v < m ==>
+             0 <= prim_slot[v] < m && prim_order[prim_slot[v]] == v);
+    predicate prim_joined{L}(unsigned char *in_tree, integer m,
+                             integer added) =
+        \forall integer v; 0 <= v < m ==>
+            (in_tree[v] != 0 <==> prim_slot[v] < added);
+ */
+
 /*@ predicate ranked_tree{L}(size_t *parent, integer m) =
         (\forall integer v; 0 <= v < m ==> 0 <= prim_rank[v] < m) &&
         (\forall integer v; 1 <= v < m ==>
@@ -86,3 +111,18 @@
         \forall integer v; 1 <= v < m ==>
             !edge_first(alpha, m, parent[c], c, parent[v], v);
  */
+
+/* The ghost statements of max_spanning_tree (above: every vertex joins),
+ * defined for Frama-C only; the compiler reads nothing of them. */
+#ifdef __FRAMAC__
+#define PRIM_GHOST_START(v) \
+    { prim_rank[v] = (long long)(v); prim_slot[v] = (long long)(v); \
+      prim_order[v] = (long long)(v); }
+#define PRIM_GHOST_JOIN(best, added) \
+    { long long prim_s_ = prim_slot[best]; \
+      long long prim_w_ = prim_order[added]; \
+      prim_slot[prim_w_] = prim_s_; prim_order[prim_s_] = prim_w_; \
+      prim_slot[best] = (long long)(added); \
+      prim_order[added] = (long long)(best); \
+      prim_rank[best] = (long long)(added); }
+#endif

@@ -25,3 +25,6 @@ Print Assumptions crossing_edge.
 Print Assumptions cross_after.
 Print Assumptions bipartition_optimal.
 Print Assumptions subtree_components.
+Print Assumptions first_across_kruskal.
+Print Assumptions first_across_exchange.
+Print Assumptions prim_tree_kruskal.

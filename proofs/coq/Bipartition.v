@@ -38,7 +38,9 @@
    its subtree walk are proved by Frama-C (proofs/README.md).  That this
    forest equals Kruskal's stopped at two components is the classical
    uniqueness of the maximum spanning tree under a strict order, argued in
-   the file's header and checked by the golden vectors, not here. *)
+   the file's header and checked by the golden vectors; the section Prim
+   at the end proves its first half (Kruskal keeps every edge Prim adds),
+   not the count that makes the two trees equal. *)
 
 From Coq Require Import Reals List Bool.
 Import ListNotations.
@@ -253,3 +255,113 @@ Proof.
 Qed.
 
 End Subtree.
+
+(* Prim's tree is the maximum spanning tree (the cut property, in Coq).
+
+   Model.  Items of any type V and a strict order on the edges of the
+   complete graph, `before a b c d`: the edge {a, b} comes strictly before
+   {c, d} (larger α, then the smaller upper-triangle position: edge_first
+   of proofs/acsl/cluster.h, line 1's stable argsort(−α[:])).  Only
+   first_across_exchange needs a property of it: totality (before_total:
+   of two distinct edges one comes first, as the positions of distinct
+   edges differ).  A cut is S : V → bool (the tree so far, against the
+   rest), and an edge (u, w) is first across S when it crosses S and no
+   edge crossing S, named either way round, comes before it: that is the
+   WP assertion cut_property of max_spanning_tree (ref/engine/cluster.c),
+   with S the vertices in_tree at the join and (u, w) = (link[best], best),
+   the edge (parent[best], best) that joins.  cut_property names each
+   crossing edge from its tree end; edge_first does not depend on the
+   order of an edge's ends (edge_pos(a, b) = edge_pos(b, a) by its
+   definition), so it covers the other naming too (by reading).
+
+   Proved.
+     - first_across_kruskal: an edge first across some cut is not closed
+       by the edges before it: the edges that come strictly before (u, w)
+       never join u and w.  That is Kruskal's test (Algorithm 1, l. 3–5,
+       merges the clusters of a pair exactly when they differ), so Kruskal
+       on the sorted list keeps every edge Prim adds;
+     - first_across_exchange: an edge first across a cut lies in every
+       edge set that joins its ends, or that set holds an edge crossing the
+       cut that comes strictly after it (the exchange step of the cut
+       property: a spanning tree without it has a later edge on the path
+       between its ends, and trading the two gives a better tree);
+     - prim_tree_kruskal: for a run of Prim, each join's edge first across
+       the cut of the vertices joined before it, every tree edge is an edge
+       that Kruskal's run on the sorted list keeps.
+   Not proved here: that the two trees are equal (each has m − 1 edges,
+   Kruskal's a forest by construction, Prim's a tree by ranked_tree; a
+   count), and the exchange's other half (that trading the two edges
+   leaves a spanning tree).  The link to the C is by reading: `before` is
+   edge_first (the same definition: larger α, then the smaller
+   edge_pos), and first_across is cut_property's statement. *)
+
+Section Prim.
+
+Variable V : Type.
+Variable before : V -> V -> V -> V -> Prop.
+
+Definition same_edge (a b c d : V) := (a = c /\ b = d) \/ (a = d /\ b = c).
+
+Hypothesis before_total : forall a b c d,
+  before a b c d \/ before c d a b \/ same_edge a b c d.
+
+Definition crosses (S : V -> bool) (a b : V) := S a <> S b.
+
+(* cut_property: (u, w) crosses S, and no crossing edge comes before it. *)
+Definition first_across (S : V -> bool) (u w : V) :=
+  crosses S u w /\ forall a b, crosses S a b -> ~ before a b u w.
+
+(* req: cfl.alg1.opt *)
+Theorem first_across_kruskal (S : V -> bool) u w (E : list (V * V)) :
+  first_across S u w ->
+  (forall a b, In (a, b) E -> before a b u w) ->
+  ~ joined V E u w.
+Proof.
+  intros [Hc Hfirst] Hbefore Hj.
+  destruct (crossing_edge V E S u w Hj Hc) as (i & j & Hij & Hd).
+  exact (Hfirst i j Hd (Hbefore i j Hij)).
+Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem first_across_exchange (S : V -> bool) u w (E : list (V * V)) :
+  first_across S u w -> joined V E u w ->
+  In (u, w) E \/ In (w, u) E \/
+  exists a b, In (a, b) E /\ crosses S a b /\ before u w a b.
+Proof.
+  intros [Hc Hfirst] Hj.
+  destruct (crossing_edge V E S u w Hj Hc) as (a & b & Hab & Hd).
+  destruct (before_total a b u w) as [Hb | [Hb | [[-> ->] | [-> ->]]]].
+  - elim (Hfirst a b Hd Hb).
+  - right; right; exists a, b; auto.
+  - left; exact Hab.
+  - right; left; exact Hab.
+Qed.
+
+(* A run of Prim on n + 1 vertices: vertex (order k) joins at step k
+   (order 0 is the root), by the edge (par k, order k) from a vertex
+   joined before; the cut at step k, joined_by k, is the set of the
+   vertices joined at steps < k (in_tree before the join; the theorem
+   needs nothing of it but prim_cut).  Each join's edge is first across
+   that cut: the WP assertion cut_property at every join. *)
+Variable n : nat.
+Variable order : nat -> V.
+Variable par : nat -> V.
+Variable joined_by : nat -> V -> bool.
+Hypothesis prim_cut : forall k, (1 <= k <= n)%nat ->
+  first_across (joined_by k) (par k) (order k).
+
+(* Kruskal's run on the sorted list s (every pair, in the order `before`,
+   Bipartition's model) keeps the pair (a, b) exactly when the pairs
+   before it do not join a and b.  Every edge of Prim's tree passes that
+   test, whatever the pairs before it are. *)
+(* req: cfl.alg1.opt *)
+Theorem prim_tree_kruskal k (E : list (V * V)) : (1 <= k <= n)%nat ->
+  (forall a b, In (a, b) E -> before a b (par k) (order k)) ->
+  ~ joined V E (par k) (order k).
+Proof.
+  intros Hk HE.
+  exact (first_across_kruskal (joined_by k) (par k) (order k) E
+           (prim_cut k Hk) HE).
+Qed.
+
+End Prim.

@@ -263,8 +263,8 @@ static void prim_keys(const double *alpha, size_t m,
 /* Prim's algorithm from item 0 under the strict order edge_before: the
  * tree edges (parent[v], v), v ≠ 0.  in_tree and link are its work: link[v]
  * is the best tree vertex for v off the tree.  The test best == m never
- * holds (while added < m, some vertex is off the tree); it makes the kernel
- * total for the proof.  Each join satisfies Prim's cut property (the
+ * holds (while added < m, some vertex is off the tree: the assertion joins,
+ * proved), and every vertex joins (spanning).  Each join satisfies Prim's cut property (the
  * assertion cut_property): no edge from the tree to a vertex off it comes
  * before the edge (link[best], best) that joins. */
 /*@ requires 2 <= m && m * m <= SIZE_MAX;
@@ -274,10 +274,12 @@ static void prim_keys(const double *alpha, size_t m,
     requires \separated(parent + (0 .. m - 1), link + (0 .. m - 1),
                         in_tree + (0 .. m - 1));
     assigns in_tree[0 .. m - 1], parent[0 .. m - 1], link[0 .. m - 1],
-            prim_rank[0 .. m - 1];
+            prim_rank[0 .. m - 1], prim_slot[0 .. m - 1],
+            prim_order[0 .. m - 1];
     ensures \forall integer v; 0 <= v < m ==> parent[v] < m;
     ensures \forall integer v; 1 <= v < m ==> parent[v] != v;
     ensures tree: ranked_tree(parent, m);
+    ensures spanning: \forall integer v; 0 <= v < m ==> in_tree[v] != 0;
  */
 /* req: cfl.alg1.l3, cfl.alg1.l4, cfl.alg1.l6 */
 static void max_spanning_tree(const double *alpha, size_t m,
@@ -289,15 +291,16 @@ static void max_spanning_tree(const double *alpha, size_t m,
         loop invariant \forall integer w; 0 <= w < v ==>
             in_tree[w] == 0 && link[w] == 0 && parent[w] == 0;
         loop invariant rank_init: \forall integer w; 0 <= w < v ==>
-            prim_rank[w] == w;
+            prim_rank[w] == w && prim_slot[w] == w && prim_order[w] == w;
         loop assigns v, in_tree[0 .. m - 1], link[0 .. m - 1],
-                     parent[0 .. m - 1], prim_rank[0 .. m - 1];
+                     parent[0 .. m - 1], prim_rank[0 .. m - 1],
+                     prim_slot[0 .. m - 1], prim_order[0 .. m - 1];
         loop variant m - v; */
     for (size_t v = 0; v < m; v++) {
         in_tree[v] = 0;
         link[v] = 0;
         parent[v] = 0;
-        /*@ ghost prim_rank[v] = (long long)v; */
+        /*@ ghost PRIM_GHOST_START(v) */
     }
     in_tree[0] = 1;
     /*@ loop invariant 1 <= added <= m;
@@ -319,12 +322,17 @@ static void max_spanning_tree(const double *alpha, size_t m,
             prim_rank[parent[v]] < prim_rank[v];
         loop invariant rank_joined: \forall integer v; 0 <= v < m &&
             in_tree[v] != 0 ==> prim_rank[v] < added;
+        loop invariant order: prim_perm(m);
+        loop invariant joined: prim_joined(in_tree, m, added);
         loop assigns added, in_tree[0 .. m - 1], parent[0 .. m - 1],
-                     link[0 .. m - 1], prim_rank[0 .. m - 1];
+                     link[0 .. m - 1], prim_rank[0 .. m - 1],
+                     prim_slot[0 .. m - 1], prim_order[0 .. m - 1];
         loop variant m - added; */
     for (size_t added = 1; added < m; added++) {
+        /*@ assert off_tree: in_tree[prim_order[added]] == 0; */
         /* the best edge from the tree to a vertex off it */
         const size_t best = prim_next(alpha, m, in_tree, link);
+        /*@ assert joins: best < m; */
         if (best == m)
             break;
         /*@ assert cut_property: \forall integer u, w; 0 <= u < m &&
@@ -332,7 +340,7 @@ static void max_spanning_tree(const double *alpha, size_t m,
                 !edge_first(alpha, m, u, w, link[best], best); */
         in_tree[best] = 1;
         parent[best] = link[best];
-        /*@ ghost prim_rank[best] = (long long)added; */
+        /*@ ghost PRIM_GHOST_JOIN(best, added) */
         /* vertices off the tree: is the edge to `best` better? */
         prim_keys(alpha, m, in_tree, link, best);
     }
@@ -421,7 +429,8 @@ static void subtree_side(const size_t *parent, size_t m, size_t cut,
     requires \valid(side + (0 .. m - 1));
     requires \valid(iwork + (0 .. 2 * m - 1));
     requires \separated(side + (0 .. m - 1), iwork + (0 .. 2 * m - 1));
-    assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1], prim_rank[0 .. m - 1];
+    assigns side[0 .. m - 1], iwork[0 .. 2 * m - 1], prim_rank[0 .. m - 1],
+            prim_slot[0 .. m - 1], prim_order[0 .. m - 1];
     // req: cfl.alg1.l7 (two non-empty complementary sets)
     ensures side[0] == 0;
     ensures \exists integer c; 1 <= c < m && side[c] == 1;
