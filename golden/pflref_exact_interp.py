@@ -124,7 +124,13 @@ def replay(spec, bugs=frozenset()):
     trace = pg.Trace()
 
     import pflref_exact_optim as po   # opt.*: slot 0 FedAvg's, slot 1 h_i's
-    opt = po.for_spec(spec, pr, 2, bugs=bugs)
+    # opt.decay_scope = shared | personal reads the spec's split
+    # (docs/optimizers.md, lambda_B), as for every algorithm's optimizer
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(model, spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 2, personal, bugs)
     w = list(w0)
     trained = [0] * len(clients)    # trainings before (lr.count = trainings)
     for t, r in enumerate(sched["rounds"]):

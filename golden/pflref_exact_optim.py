@@ -361,21 +361,28 @@ def for_spec(spec, pr, slots, personal=None, bugs=frozenset()):
     return Optimizers(config(spec["algorithm"]), pr, slots, personal, bugs)
 
 
-def local_opt(pr, k, theta, steps, eta, c, st, trace, rnd, name, bugs):
+def local_opt(pr, k, theta, steps, eta, c, st, trace, rnd, name, bugs,
+              personal=None):
     """The client's steps with optimizer state st (ref/engine/sgd.c with
-    an optimizer): d = grad F_k(theta; D_s), then step."""
+    an optimizer): d = grad F_k(theta; D_s), then step.  personal: the
+    split's mask that opt.decay_scope = shared / personal reads (None: no
+    split)."""
     theta = list(theta)
     for s, batch in enumerate(steps, start=1):
         g = pr.grad(k, theta, batch, bugs)
-        theta = step(c, st, pr, g, theta, eta, bugs)
+        # the same training pass moves a batch norm's r_mu, r_v (bn.running
+        # = update; docs/models.md), as pflref_exact.local_sgd does
+        theta = pr.move_running(k, theta, batch, bugs)
+        theta = step(c, st, pr, g, theta, eta, bugs, personal=personal)
         trace.emit("step", "train", rnd, k, s, name, theta)
     return theta
 
 
-def fedavg_run(pr, w0, plan_rounds, eta_of, c, trace, bugs):
+def fedavg_run(pr, w0, plan_rounds, eta_of, c, trace, bugs, personal=None):
     """FedAvg (McMahan et al. 2017, Alg. 1; pflref_exact.fedavg_round's
     frame) with the client optimizer; weights n_k / m_t.  eta_of(t, k):
-    client k's step size in round t."""
+    client k's step size in round t; personal: the split's mask, read by
+    opt.decay_scope = shared / personal only (every block is averaged)."""
     states = States(c, pr.P, bugs)
     w = list(w0)
     for t, plan in enumerate(plan_rounds):
@@ -385,7 +392,8 @@ def fedavg_run(pr, w0, plan_rounds, eta_of, c, trace, bugs):
             trace.emit("client_begin", "train", t, k, 0, "w_local", w)
             states.begin(k)
             local[k] = local_opt(pr, k, w, steps, eta_of(t, k), c,
-                                 states.get(k), trace, t, "w_local", bugs)
+                                 states.get(k), trace, t, "w_local", bugs,
+                                 personal)
             trace.emit("client_end", "train", t, k, None, "w_local", local[k])
         m_t = sum(pr.n(k) for k in local)
         w = [sum(Fraction(pr.n(k), m_t) * local[k][p] for k in sorted(local))
@@ -406,16 +414,24 @@ def replay(spec, bugs=frozenset()):
     assert spec["algorithm"]["name"] == "fedavg", spec["algorithm"]["name"]
     assert spec["algorithm"].get("switches", {}).get(
         "fedavg.weights", "samples") == "samples"
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
-    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     algorithm = spec["algorithm"]
+    # bn.* (a layer list's batch norm: the running statistics' update)
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        algorithm.get("switches", {}))
+    w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
+    # opt.decay_scope = shared | personal reads the spec's split
+    # (docs/optimizers.md, lambda_B), as for every algorithm's optimizer
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
     eta = Fraction(algorithm["hyperparameters"]["eta"])
     rounds = spec["schedule"]["rounds"]
     plans = [list(zip(r["clients"], r["batches"])) for r in rounds]
     trace = Trace()
     w = fedavg_run(pr, w0, plans,
                    lambda t, k: eta * px.round_factor(algorithm, t, bugs),
-                   config(algorithm), trace, bugs)
+                   config(algorithm), trace, bugs, personal)
     return trace, w
 
 

@@ -372,6 +372,12 @@ def replay(spec, bugs=NO_BUGS):
               for r in sched["rounds"]]
     import pflref_exact_optim as po
     # slot 0: the client's one optimizer; slot 1 only for opt-two-states
-    opt = po.for_spec(spec, pr, 2, bugs=frozenset(bugs))
+    # opt.decay_scope = shared | personal reads the spec's split
+    # (docs/optimizers.md, lambda_B), as for every algorithm's optimizer
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 2, personal, frozenset(bugs))
     trace, w, thetas = run(pr, w0, rounds, sched["post"], hp, sw, bugs, opt)
     return trace, w, thetas, None

@@ -12,7 +12,8 @@ scope that excludes a block that exists (a bias, a split).
 
 Each vector's spec is run, as written, through its algorithm's exact
 replay (golden/audit.py's replay: pflref_exact.py for local, finetune,
-ditto, pfedme and prox, pflref_exact_interp.py for interp), whose local
+ditto, pfedme and prox, pflref_exact_interp.py for interp,
+pflref_exact_perfedavg.py for perfedavg, pflref_exact_optim.py for fedavg), whose local
 steps go through golden/pflref_exact_optim.py's optimizer (the slots of
 docs/optimizers.md, "Where the state lives"): exact fractions, square
 roots (the clip norm, Adam) at 60 decimal digits.  The generator asserts,
@@ -56,6 +57,28 @@ biased:
                                switches on the batch-norm MLP, a third
                                round added (pFedMe: its own layers
                                vector's inputs, every client training)
+Further pairs (the audit's not-yet-covered ones of these algorithms and
+fedavg), on the same batch-norm MLP unless named:
+  ditto/momentum-shared-client-bn-frozen   torch momentum kept per client,
+                               decay on the shared fc1, bn1 only
+  fedavg/adam-personal-client-bn-biased   Adam kept per client, decay on
+                               the personal fc2 only (the split read by
+                               the decay scope alone)
+  fedavg/classical-shared-server-bn-frozen   classical momentum carried,
+                               exponential decay, decay on fc1, bn1
+  pfedme/adamw-client-decay-bn-frozen,
+  pfedme/classical-server-decay-bn-biased   the inner solver on AdamW
+                               kept per client / classical momentum
+                               carried, exponential decay
+  local/adamw-clip-step-server  (linear) AdamW carried, an acting clip,
+                               a step decay
+  prox/adam-server-bn-frozen, prox/classical-client-decay-eta-p-bn-biased
+  interp/adam-personal-client-decay-bn-frozen,
+  interp/classical-shared-server-decay-bn-biased
+  perfedavg/adamw-personal-client, perfedavg/classical-shared-server-decay
+                               (Per-FedAvg's linear problem, a split b or
+                               w: the personal / shared side the opposite
+                               of opt.decay_scope = weights)
 
     /usr/bin/python3 golden/optim/make_shared_pfl.py [OUTDIR]
 """
@@ -667,9 +690,400 @@ def perfedavg_sgd():
         SGD_FLAGS, SGD_MUTANTS, SGD_COVERS, [clip_acts, decay_matters])
 
 
+# ------------------------------------- issue 33 §3: further pairs (group C)
+
+def ditto_shared():
+    rel = "layers/ditto-bn1d-mlp-two-rounds.json"
+    spec = bn_spec(rel, "ditto", {"eta": 0.0703125, "lambda": 0.375,
+                                  "opt.momentum": 0.59375,
+                                  "opt.weight_decay": 0.28125},
+                   {"opt.state": "client", "opt.decay_scope": "shared"},
+                   "frozen", split={"personal": ["fc2"]})
+    flags, mutants = BN_FLAGS["frozen"]
+    return make(
+        "ditto", "momentum-shared-client-bn-frozen",
+        "Ditto on a batch-norm MLP, both solvers on torch.optim.SGD(momentum "
+        "= 0.59375, weight_decay = 0.28125 on the shared fc1 and bn1 only), "
+        "two per client kept across rounds, running statistics frozen",
+        "Ditto (Li et al. 2021, Alg. 1; FedAvg global solver, samples "
+        "weights), eta = 0.0703125, lambda = 0.375, a split personal = fc2 "
+        "(read by opt.decay_scope only); two optimizers per client (PFLlib "
+        "clientditto.py's optimizer for w_k, poptimizer for v_k).  "
+        + BN_TEXT % rel + "opt.momentum = 0.59375 (torch's form), "
+        "opt.weight_decay = 0.28125 (coupled) with opt.decay_scope = shared: "
+        "fc1 and bn1's weight and bias decay, fc2 does not; opt.state = "
+        "client (each solver's velocity carried into the client's next "
+        "round).  " + BN_FROZEN,
+        spec, tolerance("at most 2 local steps per client update, 2 rounds, a "
+                        "personal and a global step per batch, the batch "
+                        "norm's square roots", True),
+        ["weight-decay-scope", "optimizer-state-lifetime",
+         "optimizer-slots-shared", "prox-sign"] + flags,
+        dict(mutants, **{"weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+                         "prox-sign": ["prox-plus"]}),
+        [("opt.decay_scope", "shared"), ("opt.state", "client")]
+        + bn_covers("frozen"))
+
+
+BN_REL = "layers/local-bn1d-mlp-two-rounds.json"
+BN_PFEDME = "pfedme/layers-bn1d-mlp-update.json"
+PFA_LINEAR = "perfedavg/worked-linear-momentum-decay-client.json"
+ADAM_TEXT = ("opt.method = %s, opt.beta1 = 0.75, opt.beta2 = 0.96875, "
+             "opt.eps = 0.001953125, ")
+CLASSICAL_TEXT = ("opt.momentum_form = classical (eta inside the velocity: "
+                  "unlike torch's form once eta decays), ")
+ADAM_BUGS = {"adam-bias-correction": ["adam-no-bias-correction"]}
+FORM_BUGS = {"weight-decay-form": ["decay-form-swap"]}
+SCOPE_BUGS = {"weight-decay-scope": ["decay-scope-all", "decay-scope-flip"]}
+CLASSICAL_BUGS = {"momentum-form": ["momentum-form-swap"]}
+LR_BUGS = {"lr-schedule": ["lr-ignored", "lr-shifted"]}
+THETA_BUGS = {"theta-start": ["theta-start-flip"]}
+BN_TOL = ("at most 2 local steps per client update, %d rounds, %sthe batch "
+          "norm's square roots")
+
+
+def bugs(*tables):
+    out = {}
+    for t in tables:
+        out.update(t)
+    return out
+
+
+def fedavg_adam_personal():
+    spec = bn_spec(BN_REL, "fedavg", dict(ADAM_HYPER, eta=0.0859375, **{
+        "opt.weight_decay": 0.34375}),
+        {"opt.method": "adam", "opt.state": "client",
+         "opt.decay_scope": "personal"}, "biased", split={"personal": ["fc2"]})
+    flags, mutants = BN_FLAGS["biased"]
+    return make(
+        "fedavg", "adam-personal-client-bn-biased",
+        "FedAvg on a batch-norm MLP, torch.optim.Adam(betas = (0.75, 0.96875), "
+        "eps = 2^-9, weight_decay = 0.34375 on the blocks the split names "
+        "personal only) kept per client, biased running variance",
+        "FedAvg (McMahan et al. 2017, Alg. 1; samples weights), eta = "
+        "0.0859375, a split personal = fc2 read by opt.decay_scope only (every "
+        "block is averaged).  " + BN_TEXT % BN_REL + ADAM_TEXT % "adam" +
+        "opt.weight_decay = 0.34375 (coupled) with opt.decay_scope = "
+        "personal: fc2 decays, fc1 and bn1 do not; opt.state = client (a "
+        "client's moments and step counts carried into its next round).  "
+        + BN_BIASED,
+        spec, tolerance(BN_TOL % (2, "Adam's and ") , True),
+        ["adam-bias-correction", "weight-decay-form", "weight-decay-scope",
+         "optimizer-state-lifetime"] + flags,
+        bugs(mutants, ADAM_BUGS, FORM_BUGS, SCOPE_BUGS),
+        [("opt.method", "adam"), ("opt.decay_scope", "personal"),
+         ("opt.state", "client")])
+
+
+def fedavg_classical_shared():
+    spec = bn_spec(BN_REL, "fedavg", {
+        "eta": 0.1015625, "opt.momentum": 0.65625, "opt.weight_decay": 0.21875,
+        "lr.gamma": 0.71875},
+        {"opt.momentum_form": "classical", "opt.state": "server",
+         "opt.decay_scope": "shared", "lr.schedule": "exponential"},
+        "frozen", split={"personal": ["fc2"]})
+    flags, mutants = BN_FLAGS["frozen"]
+    return make(
+        "fedavg", "classical-shared-server-bn-frozen",
+        "FedAvg on a batch-norm MLP, classical momentum v <- 0.65625 v - eta d "
+        "carried from client to client, weight decay 0.21875 on the shared "
+        "fc1 and bn1 only, exponential decay 0.71875, running statistics "
+        "frozen",
+        "FedAvg (McMahan et al. 2017, Alg. 1; samples weights), eta = "
+        "0.1015625, a split personal = fc2 read by opt.decay_scope only.  "
+        + BN_TEXT % BN_REL + "opt.momentum = 0.65625, " + CLASSICAL_TEXT +
+        "opt.state = server (one velocity carried from client to client in "
+        "training order), lr.schedule = exponential with lr.gamma = 0.71875, "
+        "opt.weight_decay = 0.21875 (coupled) with opt.decay_scope = shared: "
+        "fc1 and bn1's weight and bias decay, fc2 does not.  " + BN_FROZEN,
+        spec, tolerance(BN_TOL % (2, ""), True),
+        ["momentum-form", "weight-decay-scope", "optimizer-state-lifetime",
+         "lr-schedule"] + flags,
+        bugs(mutants, CLASSICAL_BUGS, SCOPE_BUGS, LR_BUGS),
+        [("opt.momentum_form", "classical"), ("opt.decay_scope", "shared"),
+         ("opt.state", "server"), ("lr.schedule", "exponential")],
+        [decay_matters])
+
+
+PFEDME_HYPER = {"eta": 0.171875, "lambda": 0.875, "eta_p": 0.09375, "K": 2,
+                "beta": 0.8125}
+PFEDME_TEXT = ("pFedMe (Dinh et al. 2020, Alg. 1; eta = 0.171875, lambda = "
+               "0.875, eta_p = 0.09375, K = 2 inner steps, beta = 0.8125), "
+               "every client training in each round, S^t aggregated; the inner "
+               "solver of l. 7 on d = grad f_i(theta; D) + lambda (theta - "
+               "w_{i,r}) is the optimizer (docs/optimizers.md).  ")
+
+
+def pfedme_adamw():
+    spec = bn_spec(BN_PFEDME, "pfedme", dict(PFEDME_HYPER, **dict(ADAM_HYPER, **{
+        "opt.weight_decay": 0.109375, "lr.gamma": 0.6875})),
+        {"opt.method": "adamw", "opt.state": "client",
+         "lr.schedule": "exponential"}, "frozen")
+    flags, mutants = BN_FLAGS["frozen"]
+    return make(
+        "pfedme", "adamw-client-decay-bn-frozen",
+        "pFedMe on a batch-norm MLP, the inner solver on torch.optim.AdamW("
+        "betas = (0.75, 0.96875), eps = 2^-9, weight_decay = 0.109375) kept "
+        "per client, exponential decay 0.6875, running statistics frozen",
+        PFEDME_TEXT + BN_TEXT % BN_PFEDME + ADAM_TEXT % "adamw" +
+        "opt.weight_decay = 0.109375 (decoupled: AdamW's), opt.state = client, "
+        "lr.schedule = exponential with lr.gamma = 0.6875.  " + BN_FROZEN,
+        spec, tolerance("2 rounds of 2 local rounds of K = 2 inner steps, "
+                        "Adam's and the batch norm's square roots", True),
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "lr-schedule", "theta-start"] + flags,
+        bugs(mutants, ADAM_BUGS, FORM_BUGS, LR_BUGS, THETA_BUGS),
+        [("opt.method", "adamw"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")] + bn_covers("frozen"),
+        [decay_matters])
+
+
+def pfedme_classical():
+    spec = bn_spec(BN_PFEDME, "pfedme", dict(PFEDME_HYPER, **{
+        "opt.momentum": 0.59375, "opt.weight_decay": 0.3125,
+        "lr.gamma": 0.78125}),
+        {"opt.momentum_form": "classical", "opt.state": "server",
+         "lr.schedule": "exponential"}, "biased")
+    flags, mutants = BN_FLAGS["biased"]
+    return make(
+        "pfedme", "classical-server-decay-bn-biased",
+        "pFedMe on a batch-norm MLP, the inner solver with classical momentum "
+        "v <- 0.59375 v - eta d and weight decay 0.3125, one velocity carried "
+        "from client to client, exponential decay 0.78125, biased running "
+        "variance",
+        PFEDME_TEXT + BN_TEXT % BN_PFEDME + "opt.momentum = 0.59375, " +
+        CLASSICAL_TEXT + "opt.weight_decay = 0.3125 (coupled), opt.state = "
+        "server, lr.schedule = exponential with lr.gamma = 0.78125.  "
+        + BN_BIASED,
+        spec, tolerance("2 rounds of 2 local rounds of K = 2 inner steps, "
+                        "the batch norm's square roots", True),
+        ["momentum-form", "optimizer-state-lifetime", "lr-schedule",
+         "theta-start"] + flags,
+        bugs(mutants, CLASSICAL_BUGS, LR_BUGS, THETA_BUGS),
+        [("opt.momentum_form", "classical"), ("opt.state", "server"),
+         ("lr.schedule", "exponential")], [decay_matters])
+
+
+def local_adamw():
+    c = 1.4375
+    spec = spec_of("local", dict(ADAM_HYPER, eta=0.15625, **{
+        "opt.weight_decay": 0.40625, "opt.clip_norm": c, "lr.gamma": 0.5625,
+        "lr.step_rounds": 2}),
+        {"opt.method": "adamw", "opt.state": "server", "opt.clip": "norm",
+         "lr.schedule": "step"})
+    return make(
+        "local", "adamw-clip-step-server",
+        "Local-only training, torch.optim.AdamW(betas = (0.75, 0.96875), eps = "
+        "2^-9, weight_decay = 0.40625), clip_grad_norm_ at %g, one object "
+        "carried from client to client, step decay 0.5625 every 2 rounds" % c,
+        "Local-only training (each client's v_i on its own data, eta = "
+        "0.15625).  " + PROBLEM + ADAM_TEXT % "adamw" + "opt.weight_decay = "
+        "0.40625 (decoupled: AdamW's), opt.clip = norm at c = %g (acting on "
+        "some steps, not on others), opt.state = server (one object's moments "
+        "and step count carried from client to client in training order), "
+        "lr.schedule = step with lr.gamma = 0.5625 and lr.step_rounds = 2." % c,
+        spec, tolerance(STEPS + ", clipping norms and Adam's square roots at "
+                        "60 digits", True),
+        ["weight-decay-form", "adam-bias-correction", "clip-scope",
+         "optimizer-state-lifetime", "lr-schedule"],
+        bugs(ADAM_BUGS, FORM_BUGS, LR_BUGS, {"clip-scope": ["clip-per-block"]}),
+        [("opt.method", "adamw"), ("opt.clip", "norm"), ("opt.state", "server"),
+         ("lr.schedule", "step")], [clip_acts, decay_matters])
+
+
+PROX_HYPER = {"lambda": 1.5, "eta_p": 0.078125, "K": 2}
+
+
+def prox_adam():
+    spec = bn_spec(BN_REL, "prox", dict(PROX_HYPER, **dict(ADAM_HYPER, **{
+        "opt.weight_decay": 0.21875})),
+        {"opt.method": "adam", "opt.state": "server"}, "frozen")
+    flags, mutants = BN_FLAGS["frozen"]
+    return make(
+        "prox", "adam-server-bn-frozen",
+        "Proximal local solver on a batch-norm MLP, torch.optim.Adam(betas = "
+        "(0.75, 0.96875), eps = 2^-9, weight_decay = 0.21875), one object "
+        "carried from client to client, running statistics frozen",
+        PROX_TEXT + BN_TEXT % BN_REL + ADAM_TEXT % "adam" + "opt.weight_decay "
+        "= 0.21875 (coupled: added to d before the moments), opt.state = "
+        "server (one object's moments and step count carried from client to "
+        "client in training order).  " + BN_FROZEN,
+        spec, tolerance("at most 2 batches of K = 2 inner steps per client "
+                        "update, 2 rounds, Adam's and the batch norm's square "
+                        "roots", True),
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "theta-start"] + flags,
+        bugs(mutants, ADAM_BUGS, FORM_BUGS, THETA_BUGS),
+        [("opt.method", "adam"), ("opt.state", "server")])
+
+
+def prox_classical():
+    spec = bn_spec(BN_REL, "prox", dict(PROX_HYPER, **{
+        "opt.momentum": 0.65625, "opt.weight_decay": 0.3125,
+        "lr.gamma": 0.71875}),
+        {"opt.momentum_form": "classical", "opt.state": "client",
+         "lr.schedule": "exponential", "lr.scope": "eta_p"}, "biased")
+    flags, mutants = BN_FLAGS["biased"]
+    return make(
+        "prox", "classical-client-decay-eta-p-bn-biased",
+        "Proximal local solver on a batch-norm MLP, classical momentum v <- "
+        "0.65625 v - eta_p d with weight decay 0.3125, kept per client, eta_p "
+        "decayed by 0.71875 a round, biased running variance",
+        PROX_TEXT + BN_TEXT % BN_REL + "opt.momentum = 0.65625, " +
+        CLASSICAL_TEXT + "opt.weight_decay = 0.3125 (coupled), opt.state = "
+        "client, lr.schedule = exponential with lr.gamma = 0.71875 and "
+        "lr.scope = eta_p (the inner step size eta_p decays).  " + BN_BIASED,
+        spec, tolerance("at most 2 batches of K = 2 inner steps per client "
+                        "update, 2 rounds, the batch norm's square roots", True),
+        ["momentum-form", "optimizer-state-lifetime", "lr-schedule",
+         "theta-start"] + flags,
+        bugs(mutants, CLASSICAL_BUGS, LR_BUGS, THETA_BUGS),
+        [("opt.momentum_form", "classical"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")], [decay_matters])
+
+
+INTERP_POST = [[[1, 3], [2, 0]], [[0, 2], [1, 0]], [[3, 4], [2, 0, 1]]]
+INTERP_TEXT = ("Interpolation (Mansour et al. 2020, §3; FedAvg rounds at eta "
+               "c_t, then each client's local h_i from w^0 at eta, the "
+               "mixture alpha = 0.3125 fixed); the FedAvg training's and "
+               "h_i's optimizers two slots; a split personal = fc2 read by "
+               "opt.decay_scope only.  ")
+
+
+def interp_spec(hyper, switches, bn):
+    spec = bn_spec(BN_REL, "interp", dict(hyper, alpha=0.3125),
+                   dict(switches, **{"interp.alpha": "fixed"}), bn,
+                   split={"personal": ["fc2"]})
+    spec["schedule"]["post"] = copy.deepcopy(INTERP_POST)
+    return spec
+
+
+def interp_adam():
+    spec = interp_spec(dict(ADAM_HYPER, eta=0.046875, **{
+        "opt.weight_decay": 0.34375, "lr.gamma": 0.6875}),
+        {"opt.method": "adam", "opt.state": "client",
+         "opt.decay_scope": "personal", "lr.schedule": "exponential"}, "frozen")
+    flags, mutants = BN_FLAGS["frozen"]
+    return make(
+        "interp", "adam-personal-client-decay-bn-frozen",
+        "Interpolation on a batch-norm MLP, torch.optim.Adam(betas = (0.75, "
+        "0.96875), eps = 2^-9, weight_decay = 0.34375 on the personal fc2 "
+        "only), each slot kept per client, exponential decay 0.6875, running "
+        "statistics frozen",
+        INTERP_TEXT + "eta = 0.046875.  " + BN_TEXT % BN_REL +
+        ADAM_TEXT % "adam" + "opt.weight_decay = 0.34375 (coupled) with "
+        "opt.decay_scope = personal: fc2 decays, fc1 and bn1 do not; "
+        "opt.state = client; lr.schedule = exponential with lr.gamma = "
+        "0.6875.  " + BN_FROZEN,
+        spec, tolerance(BN_TOL % (2, "3 local trainings of h_i, Adam's and ")
+                        , True),
+        ["adam-bias-correction", "weight-decay-form", "weight-decay-scope",
+         "optimizer-state-lifetime", "optimizer-slots-shared",
+         "lr-schedule"] + flags,
+        bugs(mutants, ADAM_BUGS, FORM_BUGS, SCOPE_BUGS, LR_BUGS),
+        [("opt.method", "adam"), ("opt.decay_scope", "personal"),
+         ("opt.state", "client"), ("lr.schedule", "exponential")]
+        + bn_covers("frozen"), [decay_matters])
+
+
+def interp_classical():
+    spec = interp_spec({"eta": 0.0546875, "opt.momentum": 0.59375,
+                        "opt.weight_decay": 0.28125, "lr.gamma": 0.78125},
+                       {"opt.momentum_form": "classical", "opt.state": "server",
+                        "opt.decay_scope": "shared",
+                        "lr.schedule": "exponential"}, "biased")
+    flags, mutants = BN_FLAGS["biased"]
+    return make(
+        "interp", "classical-shared-server-decay-bn-biased",
+        "Interpolation on a batch-norm MLP, classical momentum v <- 0.59375 v "
+        "- eta d, weight decay 0.28125 on the shared fc1 and bn1 only, one "
+        "object per slot carried from client to client, exponential decay "
+        "0.78125, biased running variance",
+        INTERP_TEXT + "eta = 0.0546875.  " + BN_TEXT % BN_REL +
+        "opt.momentum = 0.59375, " + CLASSICAL_TEXT + "opt.weight_decay = "
+        "0.28125 (coupled) with opt.decay_scope = shared: fc1 and bn1's "
+        "weight and bias decay, fc2 does not; opt.state = server (the "
+        "velocity outlives the decay of eta); lr.schedule = exponential with "
+        "lr.gamma = 0.78125.  " + BN_BIASED,
+        spec, tolerance(BN_TOL % (2, "3 local trainings of h_i, "), True),
+        ["momentum-form", "weight-decay-scope", "optimizer-state-lifetime",
+         "optimizer-slots-shared", "lr-schedule"] + flags,
+        bugs(mutants, CLASSICAL_BUGS, SCOPE_BUGS, LR_BUGS),
+        [("opt.momentum_form", "classical"), ("opt.decay_scope", "shared"),
+         ("opt.state", "server"), ("lr.schedule", "exponential")],
+        [decay_matters])
+
+
+PFA_TEXT = ("Per-FedAvg (Fallah et al. 2020, Alg. 1, exact; alpha = %g, beta "
+            "= %g), the optimizer stepping the meta update (docs/optimizers.md"
+            "); a split personal = %s read by opt.decay_scope only.  The "
+            "problem, init and schedule of golden/%s (linear model with bias, "
+            "squared loss, n = 6, 4, 5, S = {0, 1}, {1, 2}, {0, 2}).  ")
+
+
+def perfedavg_spec(hyper, switches, personal):
+    spec = copy.deepcopy(audit_frozen(PFA_LINEAR))
+    spec["algorithm"] = {"name": "perfedavg", "hyperparameters": hyper,
+                         "switches": switches}
+    spec["split"] = {"personal": [personal]}
+    return spec
+
+
+def perfedavg_adamw():
+    spec = perfedavg_spec(dict(ADAM_HYPER, **{
+        "alpha": 0.1875, "beta": 0.3125, "opt.weight_decay": 0.40625}),
+        {"opt.method": "adamw", "opt.state": "client",
+         "opt.decay_scope": "personal"}, "b")
+    return make(
+        "perfedavg", "adamw-personal-client",
+        "Per-FedAvg, the meta step on torch.optim.AdamW(betas = (0.75, "
+        "0.96875), eps = 2^-9, weight_decay = 0.40625 on the personal b "
+        "only) kept per client",
+        PFA_TEXT % (0.1875, 0.3125, "b", PFA_LINEAR) + ADAM_TEXT % "adamw" +
+        "opt.weight_decay = 0.40625 (decoupled: AdamW's) with "
+        "opt.decay_scope = personal: b decays, w does not (the opposite of "
+        "opt.decay_scope = weights); opt.state = client.",
+        spec, tolerance("at most 3 meta steps per client update, 3 rounds, "
+                        "Adam's square roots", True),
+        ["weight-decay-form", "adam-bias-correction", "weight-decay-scope",
+         "optimizer-state-lifetime"],
+        bugs(ADAM_BUGS, FORM_BUGS, SCOPE_BUGS),
+        [("opt.method", "adamw"), ("opt.decay_scope", "personal"),
+         ("opt.state", "client")])
+
+
+def perfedavg_classical():
+    spec = perfedavg_spec({"alpha": 0.1875, "beta": 0.28125,
+                           "opt.momentum": 0.65625, "opt.weight_decay": 0.3125,
+                           "lr.gamma": 0.71875},
+                          {"opt.momentum_form": "classical",
+                           "opt.state": "server", "opt.decay_scope": "shared",
+                           "lr.schedule": "exponential"}, "w")
+    return make(
+        "perfedavg", "classical-shared-server-decay",
+        "Per-FedAvg, the meta step with classical momentum v <- 0.65625 v - "
+        "beta d and weight decay 0.3125 on the shared b only, one velocity "
+        "carried from client to client, exponential decay 0.71875",
+        PFA_TEXT % (0.1875, 0.28125, "w", PFA_LINEAR) + "opt.momentum = "
+        "0.65625, " + CLASSICAL_TEXT + "opt.weight_decay = 0.3125 (coupled) "
+        "with opt.decay_scope = shared: b decays, w does not (the opposite "
+        "of opt.decay_scope = weights); opt.state = server; lr.schedule = "
+        "exponential with lr.gamma = 0.71875.",
+        spec, tolerance("at most 3 meta steps per client update, 3 rounds",
+                        False),
+        ["momentum-form", "weight-decay-scope", "optimizer-state-lifetime",
+         "lr-schedule"],
+        bugs(CLASSICAL_BUGS, SCOPE_BUGS, LR_BUGS),
+        [("opt.momentum_form", "classical"), ("opt.decay_scope", "shared"),
+         ("opt.state", "server"), ("lr.schedule", "exponential")],
+        [decay_matters])
+
 MAKERS = (local_sgd, local_classical, local_adam, finetune_classical,
           finetune_adamw, finetune_adam, ditto_adam, pfedme_sgd, prox_sgd,
-          prox_adamw, interp_sgd, perfedavg_sgd)
+          prox_adamw, interp_sgd, perfedavg_sgd, ditto_shared,
+          fedavg_adam_personal, fedavg_classical_shared, pfedme_adamw,
+          pfedme_classical, local_adamw, prox_adam, prox_classical,
+          interp_adam, interp_classical, perfedavg_adamw, perfedavg_classical)
 
 
 def main():

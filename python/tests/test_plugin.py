@@ -251,6 +251,8 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/ditto/adam-personal-client-bn-biased":
         OPT_ONLY_SOME,
+    "optim/ditto/momentum-shared-client-bn-frozen":
+        OPT_ONLY_SOME,
     "optim/fedalt/decay-personal-server":
         OPT_ONLY_SOME,
     "optim/fedalt/decay-shared-client":
@@ -286,6 +288,10 @@ NUMPY_UNSUPPORTED = {
     "optim/interp/adamw-client":
         OPT_ONLY_SOME,
     "optim/interp/nesterov-clip-step-server-bn-biased":
+        OPT_ONLY_SOME,
+    "optim/interp/adam-personal-client-decay-bn-frozen":
+        OPT_ONLY_SOME,
+    "optim/interp/classical-shared-server-decay-bn-biased":
         OPT_ONLY_SOME,
     "optim/pfedhn/momentum-client":
         OPT_ONLY_SOME,

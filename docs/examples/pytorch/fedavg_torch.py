@@ -34,7 +34,7 @@ usage: fedavg_torch.py VECTOR.json -o RESULT.json
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, set_parameters, state_flat)
+                      put_buffers, set_parameters, split_test, state_flat)
 from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
                           lr_factor, main, plan, take_optimizer)
 
@@ -43,9 +43,11 @@ def client_update(prob, rec, t, k, model, batches, trained):
     """ClientUpdate(k, w_t) on `model`, the client's copy of w_t; trained:
     the rounds k trained in before (lr.count = trainings)."""
     model.train()
+    # a split is read by opt.decay_scope = shared / personal only
     opt = prob.optimizers.get(0, k, model,                   # η_t
                               prob.cfg["eta"] * lr_factor(prob.cfg, t,
-                                                          trained=trained))
+                                                          trained=trained),
+                              split_test(prob))
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=k, step=0)
     for s, b in enumerate(batches, start=1):             # for each batch b

@@ -127,6 +127,8 @@ NEGATIVE = [
     ("optim/scaffold-classical-personal-client.json", "opt-decay-all"),
     ("optim/feddyn-adamw-shared-client-decay.json", "opt-decay-all"),
     ("optim/ditto-adam-personal-client-bn-biased.json", "opt-decay-all"),
+    ("optim/fedavg-adam-personal-client-bn-biased.json", "opt-decay-all"),
+    ("optim/fedavg-classical-shared-server-bn-frozen.json", "opt-decay-all"),
     ("apple/worked-official-lr-exponential.json", "lr-not-stepped"),
     # a switch of the preset set back to the paper's value in the spec
     ("apple/worked-pfllib-run.json", "apple.upload=core"),
