@@ -1753,10 +1753,10 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt feddyn fedpac fedproto fedprox fedrod "
-    "fedsim ifca interp lora moon pfedhn pfedme pflego scaffold",
-    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt feddyn fedfomo fedpac fedproto fedprox fedsim "
-    "ifca moon perfedavg pfedhn pflego scaffold",
+    ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedpac fedproto fedrod fedsim ifca "
+    "interp lora moon pfedhn pfedme pflego",
+    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca "
+    "moon perfedavg pfedhn pflego",
     ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca moon pflego",
     ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod moon pflego",
@@ -1765,8 +1765,8 @@ _NOT_YET = {
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo fedproto fedrecon fedrod ifca "
     "interp moon perfedavg pfedhn pflego",
     ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca moon pflego",
-    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn feddyn fedfomo fedpac fedproto fedprox "
-    "fedsim ifca interp moon pfedhn pflego prox scaffold",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn fedfomo fedpac fedproto fedsim ifca "
+    "interp moon pfedhn pflego prox",
     ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon local lora moon perfedavg pfedme "
     "pflego",
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac fedproto fedrecon fedrod ifca interp "

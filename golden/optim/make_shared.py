@@ -45,6 +45,13 @@ fedbn/worked-momentum-client (its two rounds and a third):
 and for fedpac, on the layer list of fedpac/layers-momentum-client (its
 two optimizers, the classifier's and the feature extractor's):
   nesterov-clip-step-server  the first vector's switches
+and for fedprox, scaffold and feddyn each, on the batch-norm layer list of
+layers/fedprox-bn1d-mlp-pfllib-keep (its clients, init and three rounds;
+FedProx with draws):
+  adam-client-bn-frozen  Adam kept per client, coupled weight decay,
+                     bn.running = frozen
+  adam-server-bn-biased  Adam carried from client to client, exponential
+                     decay, bn.running_var = biased
 
     /usr/bin/python3 golden/optim/make_shared.py [OUTDIR]
 """
@@ -202,6 +209,10 @@ def make(alg, name, title, what, spec, tol, flags, mutants, checks):
         problem = ("The layer list (dense 2-4, relu, dense 4-3, "
                    "cross-entropy), clients (n = 3, 4, 5), init and rounds "
                    "(S = {0, 1}, {2}, {0, 1, 2}) of golden/%s" % FEDPAC_FROZEN)
+    if alg in ("fedprox", "scaffold", "feddyn") and \
+            spec["model"]["kind"] == "layers":
+        problem = BN_PROBLEM + (", draws %s" % BN_DRAWS
+                                if alg == "fedprox" else "")
     if alg == "fedbn":
         problem = ("The mlp with batch normalisation, clients and init of "
                    "golden/%s (d = 2, h = 3, k = 2, cross-entropy, BN "
@@ -457,6 +468,94 @@ def fedpac_sgd():
         [clip_acts])
 
 
+# FedProx, SCAFFOLD and FedDyn on a layer list with batch normalisation:
+# the problem, init and three rounds (S = {0, 1, 2}, {0, 2}, {1, 2}) of
+# golden/layers/fedprox-bn1d-mlp-pfllib-keep.json (dense fc1 3 -> 4 without
+# bias, batchnorm1d bn1 (eps = 0.03, momentum 0.2), relu, dense fc2 4 -> 1,
+# squared loss, clients of 4, 3, 5 samples); the running statistics r_mu,
+# r_v are entries of the model, recorded in every trajectory record.
+# FedProx's paper sampling: K = 3 draws per round over S_t.
+BN_REL = "layers/fedprox-bn1d-mlp-pfllib-keep.json"
+BN_DRAWS = [[2, 0, 1], [0, 2, 2], [1, 2, 1]]
+BN_ADAM = {"opt.beta1": 0.75, "opt.beta2": 0.96875, "opt.eps": 0.001953125}
+BN_STEPS = ("at most 2 local steps per client update, 3 rounds, Adam's and "
+            "the batch norm's square roots")
+BN_PROBLEM = ("Layer list dense fc1 (3 -> 4, no bias) -> batchnorm1d bn1 (eps "
+              "= 0.03, momentum 0.2) -> relu -> dense fc2 (4 -> 1), squared "
+              "loss, three clients (n = 4, 3, 5), S = {0, 1, 2}, {0, 2}, {1, "
+              "2} (the inputs of golden/%s)" % BN_REL)
+
+
+def bn_base(alg, hyper, switches):
+    spec = copy.deepcopy(ma.frozen_spec(BN_REL))
+    spec["algorithm"] = {"name": alg,
+                         "hyperparameters": dict(HYPER[alg], **hyper),
+                         "switches": dict(switches)}
+    if alg == "fedprox":
+        for r, d in zip(spec["schedule"]["rounds"], BN_DRAWS):
+            r["draws"] = d
+    return spec
+
+
+def bn_read(spec, exp, tol):
+    """The bn.* value is read: the paper's reading gives other numbers."""
+    other = copy.deepcopy(spec)
+    sw = other["algorithm"]["switches"]
+    for key, paper in (("bn.running", "update"),
+                       ("bn.running_var", "unbiased")):
+        if key in sw:
+            sw[key] = paper
+            assert ma.differs(exp, replay_expected(other), tol), key
+            sw[key] = spec["algorithm"]["switches"][key]
+
+
+def adam_frozen_vector(alg):
+    hyper = dict(BN_ADAM, **{"opt.weight_decay": 0.09375})
+    switches = {"opt.method": "adam", "opt.state": "client",
+                "bn.running": "frozen"}
+    return make(
+        alg, "adam-client-bn-frozen",
+        "torch.optim.Adam(betas = (0.75, 0.96875), eps = 2^-9, weight_decay "
+        "= 0.09375 coupled), one per client kept across rounds, on a "
+        "batch-norm MLP with frozen running statistics",
+        "opt.method = adam, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
+        "0.001953125, opt.weight_decay = 0.09375 (coupled: d <- d + lambda "
+        "theta, every parameter block), opt.state = client (a client's "
+        "moments and step counts carried into its next round); bn.running = "
+        "frozen: the forward normalises with the batch's statistics, r_mu "
+        "and r_v keep their initial values.",
+        bn_base(alg, hyper, switches),
+        ma.tolerance(BN_STEPS, exact=False),
+        ["weight-decay-form", "adam-bias-correction", "bn-running-moved"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "bn-running-moved": ["running-moved"]},
+        [bn_read])
+
+
+def adam_biased_vector(alg):
+    hyper = dict(BN_ADAM, **{"lr.gamma": 0.6875})
+    switches = {"opt.method": "adam", "opt.state": "server",
+                "lr.schedule": "exponential", "bn.running_var": "biased"}
+    return make(
+        alg, "adam-server-bn-biased",
+        "torch.optim.Adam(betas = (0.75, 0.96875), eps = 2^-9), one object "
+        "carried from client to client, exponential decay 0.6875, on a "
+        "batch-norm MLP with the biased batch variance into r_v",
+        "opt.method = adam, opt.beta1 = 0.75, opt.beta2 = 0.96875, opt.eps = "
+        "0.001953125, opt.state = server (one optimizer for every client in "
+        "training order), lr.schedule = exponential with lr.gamma = 0.6875; "
+        "bn.running_var = biased: r_v <- 0.8 r_v + 0.2 s^2 with the batch's "
+        "biased variance (not m/(m - 1) s^2).",
+        bn_base(alg, hyper, switches),
+        ma.tolerance(BN_STEPS, exact=False),
+        ["adam-bias-correction", "lr-schedule", "bn-running-update"],
+        {"adam-bias-correction": ["adam-no-bias-correction"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "bn-running-update": ["running-var-flipped"]},
+        [bn_read])
+
+
 FEDBN_SPLIT = {"personal": ["W2", "b2"]}
 FEDBN_CLIPS = (1.25, 0.875, 1.75, 0.625, 2.5, 0.4375, 3.5, 0.3125)
 
@@ -469,7 +568,9 @@ def _bind(f, alg):
 
 MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
                for f in (sgd_vector, adamw_vector, classical_vector)) \
-    + (fedbn_sgd, fedbn_adamw, fedpac_sgd)
+    + (fedbn_sgd, fedbn_adamw, fedpac_sgd) \
+    + tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
+            for f in (adam_frozen_vector, adam_biased_vector))
 
 
 def main():
