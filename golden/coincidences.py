@@ -1760,17 +1760,17 @@ _NOT_YET = {
     ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego",
     ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca moon pflego",
     ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod moon pflego",
-    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedavg fedbn fedfomo fedproto fedrecon ifca interp "
-    "moon perfedavg pfedhn pflego",
+    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedavg fedfomo fedproto fedrecon ifca "
+    "interp moon perfedavg pfedhn pflego",
     ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo fedproto fedrecon fedrod ifca "
     "interp moon perfedavg pfedhn pflego",
     ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca moon pflego",
-    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn fedfomo fedpac fedproto fedsim ifca "
-    "interp moon pfedhn pflego prox",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca interp "
+    "moon pfedhn pflego prox",
     ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon local lora moon perfedavg pfedme "
     "pflego",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac fedproto fedrecon fedrod ifca interp "
-    "lora moon perfedavg pfedhn pfedme pflego prox",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedproto fedrecon fedrod ifca "
+    "interp lora moon perfedavg pfedhn pfedme pflego prox",
     ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon moon pflego",
     ('opt.state', 'client'): "fedala fedproto moon",
     ('opt.state', 'server'): "apple fedala fedproto fedrecon moon pflego",

@@ -42,6 +42,10 @@ fedbn/worked-momentum-client (its two rounds and a third):
   adamw-shared-client-decay-biased  AdamW kept per client, its decay on
                      the shared blocks only (split personal W2, b2),
                      exponential decay, bn.running_var = biased
+  adam-personal-server  Adam carried from client to client, coupled
+                     decay on the personal blocks W2, b2 only
+  classical-weights-client  classical momentum kept per client, coupled
+                     decay on W1, W2 only, exponential decay
 and for fedpac, on the layer list of fedpac/layers-momentum-client (its
 two optimizers, the classifier's and the feature extractor's):
   nesterov-clip-step-server  the first vector's switches
@@ -410,6 +414,59 @@ def fedbn_adamw():
         [relu_clear, scope_read])
 
 
+def fedbn_adam():
+    """FedBN: Adam carried from client to client, coupled decay on the
+    split's personal blocks only."""
+    hyper = {"opt.beta1": 0.8125, "opt.beta2": 0.9375, "opt.eps": 0.00390625,
+             "opt.weight_decay": 0.1875}
+    switches = {"opt.method": "adam", "opt.state": "server",
+                "opt.decay_scope": "personal"}
+    return make(
+        "fedbn", "adam-personal-server",
+        "torch.optim.Adam(betas = (0.8125, 0.9375), eps = 2^-8, weight_decay "
+        "= 0.1875 coupled, on the personal blocks W2, b2 only), one object "
+        "carried from client to client",
+        "split.personal = [W2, b2]; opt.method = adam, opt.beta1 = 0.8125, "
+        "opt.beta2 = 0.9375, opt.eps = 0.00390625, opt.weight_decay = 0.1875 "
+        "(coupled: d <- d + lambda theta) with opt.decay_scope = personal "
+        "(W2, b2 decay; W1, b1, gamma, beta do not), opt.state = server (one "
+        "optimizer for every client in training order).",
+        base("fedbn", hyper, switches, FEDBN_SPLIT), FEDBN_TOL,
+        ["weight-decay-form", "weight-decay-scope", "adam-bias-correction",
+         "fedbn-bn-averaged"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "weight-decay-scope": ["decay-scope-all", "decay-scope-flip"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [relu_clear, scope_read])
+
+
+def fedbn_classical():
+    """FedBN: classical momentum kept per client, exponential decay."""
+    hyper = {"opt.momentum": 0.59375, "opt.weight_decay": 0.21875,
+             "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "opt.decay_scope": "weights", "lr.schedule": "exponential"}
+    return make(
+        "fedbn", "classical-weights-client",
+        "classical momentum v <- 0.59375 v - eta d, weight decay 0.21875 "
+        "(coupled) on the weights W1, W2 only, one per client kept across "
+        "rounds, exponential decay 0.78125",
+        "opt.momentum = 0.59375, opt.momentum_form = classical (eta inside "
+        "the velocity: unlike torch's form once eta decays), opt.weight_decay "
+        "= 0.21875 (coupled) with opt.decay_scope = weights (W1, W2 decay; "
+        "the biases and gamma, beta do not), opt.state = client, lr.schedule "
+        "= exponential with lr.gamma = 0.78125.",
+        base("fedbn", hyper, switches), FEDBN_TOL,
+        ["momentum-form", "weight-decay-scope", "lr-schedule",
+         "fedbn-bn-averaged"],
+        {"momentum-form": ["momentum-form-swap"],
+         "weight-decay-scope": ["decay-scope-all"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"],
+         "fedbn-bn-averaged": ["bn-averaged"]},
+        [relu_clear])
+
+
 # FedPAC: the problem and rounds of fedpac/layers-momentum-client (no batch
 # normalisation: the replay's optimizer view steps the dense blocks), with
 # eta and eta_phi distinct
@@ -570,7 +627,8 @@ MAKERS = tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
                for f in (sgd_vector, adamw_vector, classical_vector)) \
     + (fedbn_sgd, fedbn_adamw, fedpac_sgd) \
     + tuple(_bind(f, alg) for alg in ("fedprox", "scaffold", "feddyn")
-            for f in (adam_frozen_vector, adam_biased_vector))
+            for f in (adam_frozen_vector, adam_biased_vector)) \
+    + (fedbn_adam, fedbn_classical)
 
 
 def main():
