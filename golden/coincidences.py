@@ -1754,27 +1754,27 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
     ('bn.running', 'frozen'): "apfl cfl ditto fedala fedalt fedpac fedproto fedrod fedsim ifca "
-    "interp lora moon pfedhn pfedme pflego",
+    "interp lora pfedhn pfedme pflego",
     ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca "
-    "moon perfedavg pfedhn pflego",
-    ('lr.schedule', 'exponential'): "cfl ifca interp moon pflego",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca moon pflego",
-    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod moon pflego",
+    "perfedavg pfedhn pflego",
+    ('lr.schedule', 'exponential'): "cfl ifca interp pflego",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca pflego",
+    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
     ('opt.decay_scope', 'personal'): "apfl cfl fedala fedavg fedfomo fedproto fedrecon ifca "
-    "interp moon perfedavg pfedhn pflego",
-    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo fedproto fedrecon fedrod ifca "
-    "interp moon perfedavg pfedhn pflego",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca moon pflego",
+    "interp perfedavg pfedhn pflego",
+    ('opt.decay_scope', 'shared'): "apfl cfl ditto fedala fedavg fedfomo fedproto fedrecon fedrod "
+    "ifca interp perfedavg pfedhn pflego",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca pflego",
     ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca interp "
-    "moon pfedhn pflego prox",
-    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon local lora moon perfedavg pfedme "
+    "pfedhn pflego prox",
+    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon local lora perfedavg pfedme "
     "pflego",
     ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedproto fedrecon fedrod ifca "
-    "interp lora moon perfedavg pfedhn pfedme pflego prox",
-    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon moon pflego",
-    ('opt.state', 'client'): "fedala fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedproto fedrecon moon pflego",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod moon pflego",
+    "interp lora perfedavg pfedhn pfedme pflego prox",
+    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon pflego",
+    ('opt.state', 'client'): "fedala fedproto",
+    ('opt.state', 'server'): "apple fedala fedproto fedrecon pflego",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod pflego",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1794,10 +1794,6 @@ SHARED_EXCEPTIONS = {
         "not yet covered: its one vector (lora/worked/layers-mlp-sgd-server) "
         "has c = 1.25 above every ‖d‖ of its steps, so the clip never acts; "
         "the shared code is run coincidence-free by the witnesses' vectors"),
-    ("moon", "lr.count", "trainings"): (
-        "not yet covered: its one vector (moon/layers/bn-pfllib, preset "
-        "pfllib) runs a constant step, so nothing is counted; the shared code "
-        "is run coincidence-free by the witnesses' vectors"),
     ("apple", "lr.scope", "eta_p"): (
         "not yet covered: APPLE's η_p (the p_i step) is the one step size "
         "lr.scope = eta_p decays there, and no vector of apple decays it"),
