@@ -1753,27 +1753,25 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl fedala fedalt feddyn fedpac fedproto fedprox fedrod fedsim "
-    "ifca lora moon pfedhn pflego scaffold",
-    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt feddyn fedfomo fedpac fedproto fedprox "
-    "fedsim ifca moon perfedavg pfedhn pflego scaffold",
-    ('lr.schedule', 'exponential'): "cfl ifca moon pflego",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca moon pflego",
-    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod moon pflego",
-    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedbn fedfomo fedproto fedrecon ifca moon "
+    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedpac fedproto fedrod fedsim ifca lora pfedhn "
+    "pflego",
+    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca perfedavg "
     "pfedhn pflego",
-    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto fedrecon fedrod ifca moon "
-    "pfedhn pflego",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca moon pflego",
-    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedbn feddyn fedfomo fedpac fedproto fedprox "
-    "fedsim ifca moon pfedhn pflego scaffold",
-    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon lora moon pflego",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedbn fedpac fedproto fedrecon fedrod "
-    "ifca lora moon pfedhn pflego",
-    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon moon pflego",
-    ('opt.state', 'client'): "fedala fedproto moon",
-    ('opt.state', 'server'): "apple fedala fedproto fedrecon moon pflego",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod moon pflego",
+    ('lr.schedule', 'exponential'): "cfl ifca pflego",
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca pflego",
+    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
+    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedfomo fedproto fedrecon ifca pfedhn pflego",
+    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto fedrecon fedrod ifca pfedhn pflego",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca pflego",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca pfedhn "
+    "pflego",
+    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon lora pflego",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedproto fedrecon fedrod ifca lora pfedhn "
+    "pflego",
+    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon pflego",
+    ('opt.state', 'client'): "fedala fedproto",
+    ('opt.state', 'server'): "apple fedala fedproto fedrecon pflego",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod pflego",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1793,10 +1791,6 @@ SHARED_EXCEPTIONS = {
         "not yet covered: its one vector (lora/worked/layers-mlp-sgd-server) "
         "has c = 1.25 above every ‖d‖ of its steps, so the clip never acts; "
         "the shared code is run coincidence-free by the witnesses' vectors"),
-    ("moon", "lr.count", "trainings"): (
-        "not yet covered: its one vector (moon/layers/bn-pfllib, preset "
-        "pfllib) runs a constant step, so nothing is counted; the shared code "
-        "is run coincidence-free by the witnesses' vectors"),
     ("apple", "lr.scope", "eta_p"): (
         "not yet covered: APPLE's η_p (the p_i step) is the one step size "
         "lr.scope = eta_p decays there, and no vector of apple decays it"),

@@ -55,9 +55,17 @@ average, main.py:508-514); parameters_only (PFLlib clientmoon.py:62-66,
 serverbase.py:141): w_i starts from w^t's parameters and party i's own
 running statistics (those of its previous model, w⁰'s before it trains),
 and w^{t+1}'s running statistics are the first participant's.
-The client optimizer of the official preset (torch SGD, momentum 0.9,
-weight decay 1e-5, a new optimizer per local training) is written here
-too: d = ∇ℓ + λ θ; b = d at the first step, else b = m b + d; θ ← θ − η b.
+The client optimizer (docs/optimizers.md, slot 0: PartyLocalTraining's,
+on d = ∇ℓ_sup + μ ∇ℓ_con; the official preset's torch SGD with momentum
+0.9, weight decay 1e-5, a new optimizer per local training) steps through
+golden/pflref_exact_optim.py's Optimizers, which take every opt.* (SGD,
+momentum forms, Nesterov, decay forms and scopes over the spec's split,
+the clip, Adam, AdamW, opt.state): the gradient and θ go in as the exact
+values of their decimals, θ comes back at 60 digits; the batch-norm
+buffers are not among its blocks and never step.  Without opt.* the step
+stays θ ← θ − η g.  The step size of round t is η c_t
+(pflref_exact.round_factor: lr.schedule, lr.gamma, lr.step_rounds;
+lr.count = trainings counts party i's own trainings before).
 
 Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   con-sign         ∇ℓ = ∇ℓ_sup − μ ∇ℓ_con
@@ -82,6 +90,10 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   z-eval-pass      z taken from an evaluation pass of w_i (its running
                    statistics) instead of the training pass
   running-frozen   w_i's running statistics never move
+  running-moved    they move where bn.running = frozen is configured
+  running-var-flipped
+                   the other of the biased and unbiased batch variance
+                   into the running variance (bn.running_var)
   start-global-buffers
                    under parameters_only, w_i starts from w^t's running
                    statistics (the whole state_dict) instead of its own
@@ -90,9 +102,12 @@ Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
                    averaged instead of the first participant's
 """
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
 from pflref_golden import Trace
+import pflref_exact as px
 import pflref_exact_layers as pl
+import pflref_exact_optim as po
 
 PREC = 60
 D0 = Decimal(0)
@@ -282,21 +297,73 @@ def con_signal(z, zg, zp, tau, bugs):
 
 
 def settings(algorithm, bugs):
-    """(η, μ, τ, opt) of the spec's algorithm object; opt None or
-    (momentum, weight decay)."""
+    """(η, μ, τ, opt, bn, lr) of the spec's algorithm object: opt the
+    optimizer's settings (pflref_exact_optim.config over the preset's), or
+    None when every opt.* is at its default; lr the algorithm object
+    round_factor reads (lr.count filled from the preset)."""
     hp = dict(PRESETS.get(algorithm.get("preset", "paper"), {}))
     hp.update(algorithm.get("hyperparameters", {}))
     hp.update(algorithm.get("switches", {}))
     mu, tau = dec(hp["moon.mu"]), dec(hp["moon.tau"])
     if "mu-tau-swap" in bugs:
         mu, tau = tau, mu
-    mom, wd = dec(hp.get("opt.momentum", 0)), dec(hp.get("opt.weight_decay", 0))
-    opt = (mom, wd) if mom or wd else None
+    c = dict(po.DEFAULTS)
+    c.update({k: v for k, v in hp.items() if k.startswith("opt.")})
+    opt = c if any(c[k] != po.DEFAULTS[k] for k in po.DEFAULTS) else None
+    lr = dict(algorithm, switches=dict(
+        algorithm.get("switches", {}),
+        **{"lr.count": hp.get("lr.count", "rounds")}))
     bn = {"passes": hp.get("moon.passes", "eval"),
           "keep": hp.get("bn.aggregate", "average") == "parameters_only",
           "update": hp.get("bn.running", "update") == "update",
           "unbiased": hp.get("bn.running_var", "unbiased") == "unbiased"}
-    return dec(hp["eta"]), mu, tau, opt, bn
+    return dec(hp["eta"]), mu, tau, opt, bn, lr
+
+
+class OptView:
+    """The net as pflref_exact_optim.blocks reads it: its parameter blocks
+    (name, indices) in layout order (docs/models.md: the mlp's W1, b1, W2,
+    b2; a layer list's NAME.weight, NAME.bias), the batch-norm buffers
+    left out (not parameters)."""
+
+    def __init__(self, net, model):
+        self.P = net.P
+        if isinstance(net, BNNet):
+            self.M = net.M          # is_bias: a batch-norm layer's γ, β
+            self.opt_blocks = [
+                (b["name"], list(range(o, o + b["size"])))
+                for b, o in sorted(net.M.block_offsets(), key=lambda x: x[1])
+                if not b["is_buffer"]]
+            return
+        if model["kind"] == "mlp":
+            names = ["1", "2"]
+        else:
+            names = [L.get("name", "dense%d" % j) + "."
+                     for j, L in enumerate(model["layers"])
+                     if L["type"] == "dense"]
+        out = []
+        for op, nm in zip([op for op in net.ops if op[0] == "dense"], names):
+            _, ow, ob, n_in, n_out = op
+            mlp = model["kind"] == "mlp"
+            out.append(("W" + nm if mlp else nm + "weight",
+                        list(range(ow, ow + n_in * n_out))))
+            if ob is not None:
+                out.append(("b" + nm if mlp else nm + "bias",
+                            list(range(ob, ob + n_out))))
+        self.opt_blocks = sorted(out, key=lambda b: b[1][0])
+
+
+def dec_q(q):
+    """A Fraction at 60 digits (the context's precision)."""
+    return Decimal(q.numerator) / Decimal(q.denominator)
+
+
+def opt_step(opt, i, g, theta, eta):
+    """One step of party i's optimizer on the gradient g: the exact values
+    of the decimals in, θ back at 60 digits."""
+    new = opt.step(i, 0, [Fraction(x) for x in g],
+                   [Fraction(x) for x in theta], eta)
+    return [dec_q(q) for q in new]
 
 
 class Party:
@@ -336,9 +403,16 @@ def step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs):
     return [a + sgn * mu * b for a, b in zip(g, gcon)]
 
 
-def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
-    """PartyLocalTraining(i, w^t) over the scheduled batches."""
-    eta, mu, tau, opt, bn = hp
+def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs,
+                   opt=None, factor=Fraction(1)):
+    """PartyLocalTraining(i, w^t) over the scheduled batches; opt the
+    run's Optimizers (None: plain steps), factor the round's c_t."""
+    eta, mu, tau, _, bn, _ = hp
+    eta_q = Fraction(eta) * factor          # the exact step size
+    if factor != 1:
+        eta = dec_q(eta_q)
+    if opt is not None:
+        opt.begin(i)
     theta = list(w_t)
     if isinstance(net, BNNet) and bn["keep"] and \
             "start-global-buffers" not in bugs:
@@ -350,28 +424,30 @@ def local_training(net, party, i, w_t, prev, batches, hp, trace, t, bugs):
         batches = list(batches) + [batches[0]]
     if "epochs-minus-one" in bugs:
         batches = list(batches)[:-1]
-    buf = None
     # req: moon.alg1.l11, moon.alg1.l12
     for s, batch in enumerate(batches, start=1):
         if isinstance(net, BNNet):
-            assert opt is None, "the BN path takes plain SGD"
             g, caches = step_bn(net, party, theta, w_t, prev, batch, mu, tau,
                                 bn, bugs)
-            if bn["update"] and "running-frozen" not in bugs:
-                net.M.update_running(theta, caches, bn["unbiased"])
+            if (bn["update"] or "running-moved" in bugs) and \
+                    "running-frozen" not in bugs:
+                net.M.update_running(
+                    theta, caches,
+                    bn["unbiased"] != ("running-var-flipped" in bugs))
             # req: moon.alg1.l19
-            theta = [th if p in net.buffers else th - eta * gp
-                     for p, (th, gp) in enumerate(zip(theta, g))]
+            if opt is not None:
+                theta = opt_step(opt, i, g, theta, eta_q)
+            else:
+                theta = [th if p in net.buffers else th - eta * gp
+                         for p, (th, gp) in enumerate(zip(theta, g))]
             trace.emit("step", "train", t, i, s, "w_local", theta)
             continue
         g = step_grad(net, party, theta, w_t, prev, batch, mu, tau, bugs)
         # req: moon.alg1.l19
         if opt is not None:
-            mom, wd = opt
-            d = [gp + wd * th for gp, th in zip(g, theta)]
-            buf = d if buf is None else [mom * b + dp for b, dp in zip(buf, d)]
-            g = buf
-        theta = [th - eta * gp for th, gp in zip(theta, g)]
+            theta = opt_step(opt, i, g, theta, eta_q)
+        else:
+            theta = [th - eta * gp for th, gp in zip(theta, g)]
         trace.emit("step", "train", t, i, s, "w_local", theta)
     return theta
 
@@ -389,6 +465,16 @@ def replay(spec, bugs=frozenset()):
         w0 = ([dec(u) for u in init["w"]] if init["kind"] == "given"
               else [D0] * net.P)
         hp = settings(spec["algorithm"], bugs)
+        opt = None
+        if hp[3] is not None:
+            personal = None
+            if "split" in spec:     # opt.decay_scope = shared / personal
+                import pflref_exact_pfl as pp
+                personal = pp.personal_mask(spec["model"],
+                                            spec["split"]["personal"])
+            opt = po.Optimizers(hp[3], OptView(net, spec["model"]), 1,
+                                personal, bugs)
+        count = [0] * len(parties)       # party i's trainings so far
         trained = set()
         # req: moon.alg1.l2
         w, v, trace = list(w0), [list(w0) for _ in parties], Trace()
@@ -410,8 +496,10 @@ def replay(spec, bugs=frozenset()):
                 if "prev-w0" in bugs:
                     prev = w0
                 trained.add(i)
+                factor = px.round_factor(hp[5], t, bugs, trained=count[i])
+                count[i] += 1
                 theta = local_training(net, parties[i], i, w_t, prev, batches,
-                                       hp, trace, t, bugs)
+                                       hp, trace, t, bugs, opt, factor)
                 # req: moon.alg1.l20
                 v[i] = theta
                 trace.emit("client_end", "train", t, i, None, "w_local", theta)

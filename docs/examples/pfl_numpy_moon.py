@@ -13,7 +13,10 @@ z_glob from w^t and z_prev from the party's last local model (w0 before
 it first trains), both held fixed.  The server averages the round's local
 models with weights n_i / Σ n_j.  The official preset's torch SGD
 (momentum 0.9, weight decay 1e-5, a new optimizer per local training) is
-pfl_numpy_optim's.
+pfl_numpy_optim's, and so is every other opt.* (Adam, AdamW, the momentum
+forms, the decay scopes over the spec's split, the clip, opt.state); the
+batch-norm statistics are not among its blocks.  lr.schedule decays η by
+round (lr.count = trainings: by the party's own trainings before).
 
 Batch normalisation (a batchnorm1d layer in a layer list's body, with
 tanh allowed beside relu): the step's forward of w_i is in training mode
@@ -222,8 +225,14 @@ def run(spec, clients, w0, log, bug):
     hp = dict(PRESETS.get(alg.get("preset", "paper"), {}))
     hp.update(alg.get("hyperparameters", {}))
     hp.update(alg.get("switches", {}))
-    if any(k.startswith("lr.") and k != "lr.count" for k in hp):
-        raise base.Unsupported("moon with a learning-rate decay")
+    if any(k.startswith("lr.") and k not in (
+            "lr.count", "lr.schedule", "lr.gamma", "lr.step_rounds")
+           for k in hp):
+        raise base.Unsupported("moon with lr.scope")
+    lr = {"lr.schedule": hp.get("lr.schedule", "constant"),
+          "lr.count": hp.get("lr.count", "rounds"),
+          "lr.gamma": hp.get("lr.gamma", 1.0),
+          "lr.step_rounds": hp.get("lr.step_rounds", 1)}
     raw = spec["problem"].get("clients")
     if raw is None:
         raise base.Unsupported("moon needs inline clients")
@@ -239,12 +248,11 @@ def run(spec, clients, w0, log, bug):
         k: v for k, v in hp.items() if k.startswith("opt.")}
     optim = importlib.import_module("pfl_numpy_optim")
     opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
-    if opts is not None and len(buf):
-        raise base.Unsupported("moon with batch normalisation and opt.*")
     data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
     w = np.array(w0, dtype=float)
     prev = [w.copy() for _ in raw]
     trained = set()
+    count = [0] * len(raw)          # each party's trainings so far
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         log("round_begin", "train", "w", w, round=t)
         w_t, acc = w.copy(), np.zeros_like(w)
@@ -257,6 +265,8 @@ def run(spec, clients, w0, log, bug):
             if bug == "moon-prev-w0":
                 w_prev = np.array(w0, dtype=float)
             trained.add(i)
+            eta_i = eta * base.lr_factor(lr, t, count[i])
+            count[i] += 1
             x = w_t.copy()
             if own:
                 x[buf] = prev[i][buf]     # the party's own statistics
@@ -267,7 +277,7 @@ def run(spec, clients, w0, log, bug):
                 keep = {}
                 g = _grad(net, x, w_t, w_prev, X[batch], y[batch], mu, tau,
                           bug, keep, train_ref)
-                x = opt.step(x, g, eta) if opt is not None else x - eta * g
+                x = opt.step(x, g, eta_i) if opt is not None else x - eta_i * g
                 if moving:
                     net.move_running(x, keep, len(batch), unbiased)
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
