@@ -2165,6 +2165,13 @@ def _bn_momentum_one(spec):
             L["momentum"] = 1.0
 
 
+def _plain_sgd(spec):
+    """SGD without momentum: Adam's and AdamW's vectors too (their state
+    has no β to hide)."""
+    spec["algorithm"].setdefault("hyperparameters", {})["opt.momentum"] = 0.0
+    spec["algorithm"].setdefault("switches", {})["opt.method"] = "sgd"
+
+
 def _no_split(spec):
     spec.pop("split", None)
 
@@ -2180,7 +2187,7 @@ def shared_self_test(text):
         ("β = η", ("fedavg", "opt.nesterov", "on"), _eta_momentum),
         # pfedme's one opt.state = client vector runs SGD with momentum
         # (prox's other one runs AdamW, stateful without β)
-        ("β = 0 (plain SGD)", ("pfedme", "opt.state", "client"), _hyper(opt__momentum=0.0)),
+        ("β = 0 (plain SGD)", ("prox", "opt.state", "client"), _plain_sgd),
         ("β₁ = β₂", ("fedrod", "opt.method", "adam"),
          _hyper(opt__beta1=0.875, opt__beta2=0.875)),
         ("λ = 0 under decoupled", ("fedalt", "opt.weight_decay_form", "decoupled"),
