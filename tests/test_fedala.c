@@ -26,6 +26,7 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-pfllib-run.json",
     "golden/fedala/layers-bn-pfllib.json",
     "golden/fedala/layers-bn-pfllib-run.json",
+    "golden/fedala/layers-bn-ala-mode.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -295,11 +296,13 @@ START_TEST(test_ala_on_every_client)
     pflref_hyper h;
     pflref_hyper_defaults(&h);
     ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_PARTICIPANTS);
+    ck_assert_int_eq(h.fedala.ala_mode, PFLREF_FEDALA_ALA_MODE_TRAIN);
     pflref_error err = {0};
     ck_assert_int_eq(pflref_preset_apply(&h, "fedala", "pfllib_run",
                                          "algorithm.preset", &err),
                      PFLREF_OK);
     ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_ALL);
+    ck_assert_int_eq(h.fedala.ala_mode, PFLREF_FEDALA_ALA_MODE_PFLLIB);
     ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_SUM_FIRST);
     ck_assert_int_eq(h.lr.count, PFLREF_LR_COUNT_TRAININGS);
 }
