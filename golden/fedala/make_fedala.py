@@ -41,10 +41,10 @@ lists (one pass in batches).
                  same model and rounds, the outsiders' D_i^s added: a
                  client outside the round takes Θ̂_i's parameters and keeps
                  its own running statistics
-  layers/bn-ala-mode  fedala.ala_mode = pfllib with the paper's other
-                 switches, the same model and rounds: a client that did
-                 not train in the previous round runs its passes in
-                 evaluation mode (client 3's start stage in round 1)
+  layers/bn-ala-mode  preset pfllib (fedala.ala_mode = pfllib) on the
+                 same model: a client that did not train in the previous
+                 round runs its passes in evaluation mode (three start
+                 phases so), one client alone and back (sum_first)
 
 Every vector's final v is each client's latest Θ̂_i (Alg. 1 l. 19: the
 model after its last ALA, before that round's local training; w⁰ for a
@@ -699,55 +699,70 @@ def bn_pfllib_run():
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
 
 
+# client 2 alone in round 1 and back in round 2 (Θ = Θ_2: ALA returns);
+# client 3 first in round 2, clients 0 and 1 back in round 3, each after a
+# round without training: their first ALA (the start phase, fedala.start =
+# own) runs in evaluation mode; s = 70, every batch two samples or more
+BN_MODE_ROUNDS = [
+    {"clients": [0, 1, 2],
+     "batches": [[[0, 1], [2, 3]], [[1, 2], [0, 3]], [[4, 5], [0, 2]]]},
+    {"clients": [2],
+     "batches": [[[1, 3], [2, 5]]],
+     "personal": [[[2, 3], [4, 5]]]},
+    {"clients": [2, 3],
+     "batches": [[[5, 1], [3, 0]], [[0, 2], [1, 2]]],
+     "personal": [[[0, 1], [2, 3]], [[0, 1]]]},
+    {"clients": [0, 1, 3],
+     "batches": [[[2, 4], [1, 3]], [[2, 0], [1, 3]], [[1, 2], [0, 1]]],
+     "personal": [[[0, 1, 4]], [[1, 2]], [[0, 2]]]},
+]
+
+
 def bn_ala_mode():
-    algorithm = {"name": "fedala",
-                 "switches": {"fedala.ala_mode": "pfllib",
-                              "bn.aggregate": "parameters_only"},
+    algorithm = {"name": "fedala", "preset": "pfllib",
                  "hyperparameters": {"eta": 0.05, "fedala.eta": 2.5,
-                                     "fedala.s": 70, "fedala.p": 2,
-                                     "fedala.k": 2, "fedala.threshold": 0.005,
-                                     "fedala.max_epochs": 6}}
+                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.002,
+                                     "fedala.max_epochs": 5}}
 
     def check(spec, result, state):
-        # client 3 (not in round 0) runs its start stage in round 1 in
-        # evaluation mode, 3 passes; client 1 (round 2), clients 0 and 3
-        # (round 3) one evaluation-mode pass each
-        assert state["eval_passes"] == [(1, 3), (2, 1), (3, 0), (3, 3)], \
+        # client 3 in round 2, clients 0 and 1 in round 3 pass in
+        # evaluation mode, each its start phase (3 passes); client 2's
+        # start phase (round 1) and client 3's one pass (round 3) in
+        # training mode; client 2 returns at once in round 2
+        assert state["eval_passes"] == [(2, 3), (3, 0), (3, 1)], \
             state["eval_passes"]
-        assert state["epochs"][:3] == [6, 3, 3], state["epochs"]
+        assert state["epochs"] == [3, 3, 3, 3, 1], state["epochs"]
         # the two modes give different runs
         other = final_with(spec, **{"fedala.ala_mode": "train"})
         assert max(abs(a - b) for x, y in zip(other, result[2])
                    for a, b in zip(x, y)) > 1e3 * BN_TOL["atol"]
 
     flags, mutants = subset("fedala-ala-mode", "fedala-w-gradient",
-                            "fedala-range", "bn-own-buffers",
+                            "fedala-range", "fedala-skip", "bn-own-buffers",
                             "fedala-bn-ala-passes", "fedala-start-phase")
-    # p counts layers here: the tensors-only bug p-counts-buffers is
-    # bn-pfllib's
-    mutants["fedala-bn-ala-passes"] = ["ala-moves-buffers"]
     return make(
         "fedala/layers/bn-ala-mode", "layers-bn-ala-mode.json",
         "FedALA's weight-learning passes in the mode PFLlib leaves the "
-        "model in (fedala.ala_mode = pfllib), with partial participation "
-        "and batch normalisation",
-        "The clients, model, w⁰ and rounds of fedala/layers/bn-pfllib, the "
-        "paper's other switches (the start stage in the round t = 2, p "
-        "counting layers) with bn.aggregate = parameters_only and "
-        "fedala.ala_mode = pfllib: α = 0.05, η = 2.5, s = 70, p = 2 layers "
-        "(out, and bn1's γ, β; fc1 takes Θ), k = 2, threshold 0.005, at "
-        "most 6 passes.  A client that did not train in the previous round "
-        "was evaluated since (PFLlib's evaluate() after send_models, "
-        "eval_gap = 1), so its passes run in evaluation mode: each batch "
-        "normalises with Θ_i's own running statistics, held fixed, and "
-        "the W step's gradient goes through the affine normalisation only.  "
-        "Client 3 (outside round 0) runs its start stage in round 1 so, 3 "
-        "passes whose recorded losses are evaluation-mode losses; client 1 "
-        "in round 2 and clients 0 and 3 in round 3 make one such pass; the "
-        "others train in the previous round and run in training mode.  "
-        "Under fedala.ala_mode = train the run differs.",
-        algorithm, BN_ROUNDS, flags, mutants,
-        PAPER + BN_SOURCE, check,
+        "model in (preset pfllib: fedala.ala_mode = pfllib), with partial "
+        "participation and batch normalisation",
+        "The clients, model and w⁰ of fedala/layers/bn-pfllib under the "
+        "preset pfllib: α = 0.05, η = 2.5, s = 70, p = 3 parameter tensors "
+        "(out.bias, out.weight, bn1.bias), k = 2, threshold 0.002, at most "
+        "5 passes.  PFLlib's server evaluates every client after "
+        "send_models (eval_gap = 1) and only train() switches a model back, "
+        "so a client that did not train in the previous round runs its "
+        "passes in evaluation mode: each batch normalises with Θ_i's own "
+        "running statistics, held fixed, the W step's gradient through the "
+        "affine normalisation only, the recorded losses evaluation-mode "
+        "losses.  Client 2 trains alone in round 1 (its start phase, "
+        "training mode) and finds Θ = Θ_2 in round 2 (ALA returns); client "
+        "3, first in round 2, and clients 0 and 1, back in round 3, run "
+        "their start phases (3 passes each) in evaluation mode; client 3 "
+        "makes one training-mode pass in round 3.  Under fedala.ala_mode = "
+        "train the run differs.",
+        algorithm, BN_MODE_ROUNDS, flags, mutants,
+        PAPER + "; " + OFFICIAL + BN_SOURCE, check,
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
 
 
