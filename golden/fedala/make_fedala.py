@@ -721,7 +721,7 @@ BN_MODE_ROUNDS = [
 def bn_ala_mode():
     algorithm = {"name": "fedala", "preset": "pfllib",
                  "hyperparameters": {"eta": 0.05, "fedala.eta": 2.5,
-                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.s": 70, "fedala.p": 0,
                                      "fedala.k": 2, "fedala.threshold": 0.002,
                                      "fedala.max_epochs": 5}}
 
@@ -738,17 +738,21 @@ def bn_ala_mode():
         assert max(abs(a - b) for x, y in zip(other, result[2])
                    for a, b in zip(x, y)) > 1e3 * BN_TOL["atol"]
 
+    # p = 0 weighs every tensor: no range to get wrong (bn-pfllib's)
     flags, mutants = subset("fedala-ala-mode", "fedala-w-gradient",
-                            "fedala-range", "fedala-skip", "bn-own-buffers",
+                            "fedala-skip", "bn-own-buffers",
                             "fedala-bn-ala-passes", "fedala-start-phase")
+    mutants["fedala-bn-ala-passes"] = ["ala-moves-buffers"]
     return make(
         "fedala/layers/bn-ala-mode", "layers-bn-ala-mode.json",
         "FedALA's weight-learning passes in the mode PFLlib leaves the "
         "model in (preset pfllib: fedala.ala_mode = pfllib), with partial "
         "participation and batch normalisation",
         "The clients, model and w⁰ of fedala/layers/bn-pfllib under the "
-        "preset pfllib: α = 0.05, η = 2.5, s = 70, p = 3 parameter tensors "
-        "(out.bias, out.weight, bn1.bias), k = 2, threshold 0.002, at most "
+        "preset pfllib: α = 0.05, η = 2.5, s = 70, p = 0 (every parameter "
+        "tensor weighed: fc1's, bn1's γ and β, out's, so the gradient "
+        "reaches fc1 through the batch normalisation), k = 2, threshold "
+        "0.002, at most "
         "5 passes.  PFLlib's server evaluates every client after "
         "send_models (eval_gap = 1) and only train() switches a model back, "
         "so a client that did not train in the previous round runs its "
