@@ -169,7 +169,8 @@ SWITCHES = {
     "fedala": {"fedala.skip": ["first_round", "sum_first"],
                "fedala.p_unit": ["layers", "tensors"],
                "fedala.ala_clients": ["participants", "all"],
-               "fedala.start": ["round2", "own"]},
+               "fedala.start": ["round2", "own"],
+               "fedala.ala_mode": ["train", "pfllib"]},
     "fedpac": {"fedpac.distance": ["squared_l2", "mse"],
                "fedpac.alpha_small": ["exact", "renormalised", "raw"],
                "fedpac.missing": ["none", "own_start"],
@@ -291,12 +292,14 @@ PRESETS = {
     ("fedala", "pfllib"): {"fedala.skip": "sum_first",
                            "fedala.p_unit": "tensors",
                            "fedala.start": "own",
-                           "lr.count": "trainings"},
+                           "lr.count": "trainings",
+                           "fedala.ala_mode": "pfllib"},
     ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
                                "fedala.p_unit": "tensors",
                                "fedala.start": "own",
                                "lr.count": "trainings",
-                               "fedala.ala_clients": "all"},
+                               "fedala.ala_clients": "all",
+                               "fedala.ala_mode": "pfllib"},
     ("fedpac", "official"): {"fedpac.distance": "mse",
                              "fedpac.alpha_small": "renormalised",
                              "fedpac.missing": "own_start"},
@@ -933,6 +936,24 @@ def r_fedala_late_start(spec, sw, hp):
     return []
 
 
+def r_fedala_mode(spec, sw, hp):
+    """FedALA: the mode of ALA's passes shows only with batch
+    normalisation and a client running ALA (from the second round on)
+    that did not train in the previous round."""
+    m = spec["model"]
+    if not (m.get("bn") or any(L.get("type", "").startswith("batchnorm")
+                               for L in m.get("layers", []))):
+        return ["no batch normalisation: one gradient in either mode"]
+    rs = rounds(spec)
+    every = sw.get("fedala.ala_clients") == "all"
+    n = len(spec["problem"]["clients"])
+    for a, b in zip(rs, rs[1:]):
+        ran = range(n) if every else b["clients"]
+        if any(i not in a["clients"] for i in ran):
+            return []
+    return ["every client running ALA trained in the round before"]
+
+
 def r_fedala_alone(spec, sw, hp):
     """FedALA under fedala.skip = sum_first: no client finds Θ = Θ_i (it
     trained alone in the previous round and takes part again), so the
@@ -1313,6 +1334,8 @@ RULES = {
          "every first ALA in round 2 hides a global start phase"),
         (when("fedala.skip", "sum_first"), r_fedala_alone,
          "no Θ = Θ_i hides the early return"),
+        (when("fedala.ala_mode", "pfllib"), r_fedala_mode,
+         "no evaluation-mode pass hides the mode of ALA's passes"),
         (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],

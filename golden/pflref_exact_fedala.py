@@ -134,6 +134,7 @@ SWITCHES = {"fedala.skip": ["first_round", "sum_first"],
             "fedala.p_unit": ["layers", "tensors"],
             "fedala.ala_clients": ["participants", "all"],
             "fedala.start": ["round2", "own"],
+            "fedala.ala_mode": ["train", "pfllib"],
             "bn.aggregate": ["average", "parameters_only"]}
 PRESETS = {
     # TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:82, :86, :95
@@ -145,13 +146,16 @@ PRESETS = {
     # TsingZ0/PFLlib d832e76f6a23 system/utils/ALA.py (the same lines),
     # clients/clientala.py:48-49
     # serverbase.py:138-150, clientbase.py:67-69 (parameters() only)
+    # serverala.py:26-31, clientbase.py:84, :126, clientala.py:23 (the
+    # passes in evaluation mode after an evaluation without training)
     "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
-               "fedala.start": "own", "lr.count": "trainings", "bn.aggregate": "parameters_only"},
+               "fedala.start": "own", "lr.count": "trainings",
+               "fedala.ala_mode": "pfllib", "bn.aggregate": "parameters_only"},
     # the same and servers/serverala.py:73-74 (ALA on every client)
     # req: fedala.preset.pfllib_run
     "pfllib_run": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
                    "fedala.start": "own", "fedala.ala_clients": "all", "lr.count": "trainings",
-                   "bn.aggregate": "parameters_only"},
+                   "fedala.ala_mode": "pfllib", "bn.aggregate": "parameters_only"},
 }
 MUTANTS = {
     "fedala-clip": ["clip-none", "clip-upper-only", "clip-lower-only"],
@@ -176,6 +180,7 @@ MUTANTS = {
     "fedala-bn-ala-passes": ["ala-moves-buffers", "p-counts-buffers"],
     "bn-running-frozen": ["running-frozen"],
     "fedala-reported-model": ["report-trained"],
+    "fedala-ala-mode": ["ala-mode-train", "ala-mode-moves-buffers"],
 }
 LAYER_TYPES = ("dense", "relu", "identity", "batchnorm1d")
 DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
@@ -292,15 +297,16 @@ def predict(pr, c, theta, j):
     return b2[0] + sum(W2[0][u] * phi[u] for u in range(pr.h))
 
 
-def batch_loss(pr, k, theta, batch):
+def batch_loss(pr, k, theta, batch, train=True):
     """L(theta; b): the batch mean of (y-hat - y)^2 (squared) or half (a
-    layer list: its training-mode forward, the batch's statistics)."""
+    layer list: its training-mode forward, the batch's statistics; train =
+    False: its evaluation-mode forward, theta's running statistics)."""
     c = pr.clients[k]
     if pr.kind == "layers":
         M, data = pr.layers, c["data"]
         th = [M.D.num(x) for x in theta]
         loss = M.batch_loss(th, [data.X[j] for j in batch],
-                            [data.y[j] for j in batch], True)
+                            [data.y[j] for j in batch], train)
         return Fraction(loss)
     s = Fraction(1) if pr.loss == "squared" else Fraction(1, 2)
     return s * sum((predict(pr, c, theta, j) - c["y"][j]) ** 2
@@ -341,16 +347,29 @@ def hat_of(theta_g, theta_i, W, rng, bugs, own=frozenset()):
     return out
 
 
+def grad(pr, i, theta, batch, bugs, train):
+    """The batch gradient at theta, in training mode or (train = False, a
+    layer list) evaluation mode: batch normalisation on theta's running
+    statistics, held fixed (torch's eval(); a model without batch
+    normalisation has one gradient)."""
+    if train or pr.kind != "layers":
+        return pr.grad(i, theta, batch, bugs)
+    import pflref_exact_layers as pl
+    return pl.grad_exact(pr.layers, pr.clients[i]["data"], theta, batch,
+                         bugs, train=False)
+
+
 def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs,
-             own=frozenset()):
-    """One pass over D_i^s: (Theta_hat, W, the recorded loss)."""
+             own=frozenset(), train=True):
+    """One pass over D_i^s: (Theta_hat, W, the recorded loss); train =
+    False: model_t in evaluation mode (fedala.ala_mode = pfllib)."""
     eta = hp["eta"] if "w-eta-alpha" in bugs else hp["fedala.eta"]
     start = list(hat)
     losses = []
     for batch in passes:
         at = start if "hat-stale" in bugs else hat
-        g = pr.grad(i, at, batch, bugs)
-        losses.append(batch_loss(pr, i, at, batch))
+        g = grad(pr, i, at, batch, bugs, train)
+        losses.append(batch_loss(pr, i, at, batch, train))
         for q in range(pr.P):
             if not rng[q]:
                 continue
@@ -361,7 +380,10 @@ def ala_pass(pr, i, hat, theta_g, theta_i, W, rng, passes, hp, bugs,
                         else W[q] - step, bugs)
         W[:] = tidy(W)
         moved = hat
-        if "ala-moves-buffers" in bugs:    # model_t's statistics kept
+        if "ala-moves-buffers" in bugs or (
+                "ala-mode-moves-buffers" in bugs and not train):
+            # model_t's statistics kept (ala-mode-moves-buffers: an
+            # evaluation-mode pass moving them, as a training pass would)
             moved = pr.move_running(i, at, batch, bugs)
             theta_i = [moved[q] if q in own else x
                        for q, x in enumerate(theta_i)]
@@ -409,6 +431,15 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
     if "start-flip" in bugs:
         own_start = not own_start
     start_phase = i not in state["started"] if own_start else t == 1
+    # fedala.ala_mode = pfllib (eval_gap = 1): evaluate() after send_models
+    # left every client in eval() (serverala.py:26-31, clientbase.py:84,
+    # :126); only the previous round's train() (clientala.py:23) set
+    # train() again, and ALA.py:91's deepcopy keeps the mode
+    train = not (sw["fedala.ala_mode"] == "pfllib"
+                 and "ala-mode-train" not in bugs
+                 and i not in state["prev"])
+    if not train:
+        state["eval_passes"].append((t, i))
     if "start-never" in bugs:
         start_phase = False
     if "start-every" in bugs:
@@ -417,7 +448,7 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
     # req: fedala.alg1.l8_11, fedala.alg1.l12_14
     while True:
         hat, W, loss = ala_pass(pr, i, hat, theta_g, theta_i, W, rng,
-                                passes, hp, bugs, own)
+                                passes, hp, bugs, own, train)
         losses.append(loss)
         if not start_phase or stop(losses, hp, bugs, state["margins"]):
             break
@@ -476,6 +507,8 @@ def replay(spec, bugs=frozenset(), state=None):
     st.setdefault("started", set())
     st.setdefault("epochs", [])
     st.setdefault("margins", [])
+    st.setdefault("eval_passes", [])
+    st["prev"] = set()           # the previous round's participants
     trace = Trace()
     # req: fedala.alg1.l3, fedala.alg1.l4_5
     every = sw["fedala.ala_clients"] == "all"
@@ -562,6 +595,7 @@ def replay(spec, bugs=frozenset(), state=None):
                                    else 0]
         w = tidy(server(pr, local, bugs, first))
         trace.emit("server", "train", t, None, None, "w", w)
+        st["prev"] = set(rnd["clients"])
     st["W"] = Ws
     st["trained"] = V
     return trace, w, (V if "report-trained" in bugs else reported), None

@@ -638,12 +638,14 @@ class Model:
 
     # ---------------------------------------------------------- backward
 
-    def grad(self, theta, X, Y, bugs=NO_BUGS):
+    def grad(self, theta, X, Y, bugs=NO_BUGS, train=True):
         """(∇F, caches) of the batch-mean loss F on the batch (X, Y) at theta,
-        all in the domain; the running statistics' entries are 0."""
+        all in the domain; the running statistics' entries are 0.  train =
+        False: the evaluation-mode pass (batch normalisation on theta's
+        running statistics, held fixed: _bn_backward's non-batch branch)."""
         D = self.D
         n = len(X)
-        Z, caches = self.forward(theta, X, True, bugs)
+        Z, caches = self.forward(theta, X, train, bugs)
         scale = 1 if "batch-sum" in bugs else n
         G = [[e / scale for e in self._signal(z, y, bugs)[1]] for z, y in zip(Z, Y)]
         g = [D.num(0)] * self.P
@@ -834,12 +836,14 @@ def running_exact(M, data, theta, batch, unbiased=True, bugs=NO_BUGS):
             for p in range(len(theta))]
 
 
-def grad_exact(M, data, theta, batch, bugs=NO_BUGS):
+def grad_exact(M, data, theta, batch, bugs=NO_BUGS, train=True):
     """∇F on the batch (a list of sample indices) at theta (exact rationals),
     as exact rationals: the domain's result converted exactly (a decimal
-    model's gradient is its 60-digit value)."""
+    model's gradient is its 60-digit value); train = False: in evaluation
+    mode (Model.grad)."""
     th = [M.D.num(x) for x in theta]
-    g, _ = M.grad(th, [data.X[j] for j in batch], [data.y[j] for j in batch], bugs)
+    g, _ = M.grad(th, [data.X[j] for j in batch], [data.y[j] for j in batch],
+                  bugs, train)
     return [to_exact(x) for x in g]
 
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "suites.h"
+#include "builder.h"
 #include "testutil.h"
 
 static const char *const VECTORS[] = {
@@ -26,6 +27,7 @@ static const char *const VECTORS[] = {
     "golden/fedala/worked-pfllib-run.json",
     "golden/fedala/layers-bn-pfllib.json",
     "golden/fedala/layers-bn-pfllib-run.json",
+    "golden/fedala/layers-bn-ala-mode.json",
 };
 
 /* Every vector is reproduced: every expected quantity was emitted and is
@@ -295,11 +297,13 @@ START_TEST(test_ala_on_every_client)
     pflref_hyper h;
     pflref_hyper_defaults(&h);
     ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_PARTICIPANTS);
+    ck_assert_int_eq(h.fedala.ala_mode, PFLREF_FEDALA_ALA_MODE_TRAIN);
     pflref_error err = {0};
     ck_assert_int_eq(pflref_preset_apply(&h, "fedala", "pfllib_run",
                                          "algorithm.preset", &err),
                      PFLREF_OK);
     ck_assert_int_eq(h.fedala.ala_clients, PFLREF_FEDALA_ALA_ALL);
+    ck_assert_int_eq(h.fedala.ala_mode, PFLREF_FEDALA_ALA_MODE_PFLLIB);
     ck_assert_int_eq(h.fedala.skip, PFLREF_FEDALA_SKIP_SUM_FIRST);
     ck_assert_int_eq(h.lr.count, PFLREF_LR_COUNT_TRAININGS);
 }
@@ -374,6 +378,80 @@ START_TEST(test_bn_statistics_kept)
     free(text);
     json_decref(vec);
     free(path);
+}
+END_TEST
+
+/* fedala.ala_mode = pfllib's gradient, pflref_model_grad_eval, on an mlp
+ * with bn (mlp.c's evaluation-mode branch; the layer list's is read by
+ * fedala/layers/bn-ala-mode): against central differences of its own
+ * evaluation-mode loss, which normalises with the running statistics
+ * (so r_μ, r_v have a loss but, as buffers, no gradient); w is not
+ * written; without bn it is pflref_model_grad bit for bit. */
+START_TEST(test_grad_eval_fd)
+{
+    const size_t d = 2, h = 3, n = 4;
+    pflref_model m = tb_mlp(PFLREF_LOSS_SQUARED, d, 1, h, PFLREF_ACT_IDENTITY,
+                            1, 1);
+    const pflref_model plain = tb_mlp(PFLREF_LOSS_SQUARED, d, 1, h,
+                                      PFLREF_ACT_RELU, 1, 1);
+    pflref_error err;
+    ck_assert_int_eq(pflref_model_add_bn(&m, 0.03125, 0.25, &err),
+                     PFLREF_OK);
+    double X[8] = {0.62, -0.41, -0.35, 0.88, 0.91, 0.27, -0.74, -0.52};
+    double y[4] = {0.83, -0.47, 1.12, -0.95};
+    pflref_data D = {.n = n, .X = X, .y = y};
+    double w[32], w0[32], g[32], gt[32], wp[32];
+    ck_assert_uint_le(m.P, 32);
+    for (size_t p = 0; p < m.P; p++)
+        w[p] = 0.3 + 0.17 * (double)p - 0.05 * (double)(p * p % 7);
+    const int mi = pflref_model_block_index(&m, "bn_running_mean");
+    const int vi = pflref_model_block_index(&m, "bn_running_var");
+    for (size_t q = 0; q < h; q++) {
+        w[m.blocks[mi].offset + q] = 0.1 * (double)q - 0.2;
+        w[m.blocks[vi].offset + q] = 0.6 + 0.3 * (double)q;
+    }
+    memcpy(w0, w, sizeof w);
+    const size_t idx[3] = {3, 0, 2};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, n);
+    double F, Ft;
+    ck_assert_int_eq(pflref_model_grad_eval(&m, w, &D, idx, 3, ws, g, &F),
+                     PFLREF_OK);
+    ck_assert(memcmp(w, w0, sizeof w) == 0);
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, idx, 3, ws, gt, &Ft),
+                     PFLREF_OK);
+    ck_assert(F != Ft);   /* the two modes normalise differently */
+    const double step = 1e-6;
+    for (size_t p = 0; p < m.P; p++) {
+        double fp, fm;
+        memcpy(wp, w, sizeof wp);
+        wp[p] = w[p] + step;
+        ck_assert_int_eq(pflref_model_grad_eval(&m, wp, &D, idx, 3, ws, gt,
+                                                &fp), PFLREF_OK);
+        wp[p] = w[p] - step;
+        ck_assert_int_eq(pflref_model_grad_eval(&m, wp, &D, idx, 3, ws, gt,
+                                                &fm), PFLREF_OK);
+        const double fd = (fp - fm) / (2.0 * step);
+        const int buffer = (p >= m.blocks[mi].offset &&
+                            p < m.blocks[mi].offset + h) ||
+                           (p >= m.blocks[vi].offset &&
+                            p < m.blocks[vi].offset + h);
+        if (buffer) {
+            ck_assert(g[p] == 0.0);
+            continue;
+        }
+        ck_assert_msg(fabs(fd - g[p]) <= 1e-6 * (1.0 + fabs(fd)),
+                      "dF/dw[%zu] = %.12g, finite difference %.12g", p,
+                      g[p], fd);
+    }
+    pflref_model_workspace_free(ws);
+    /* no bn: the training-mode gradient, bit for bit */
+    ws = pflref_model_workspace_alloc(&plain, n);
+    ck_assert_int_eq(pflref_model_grad_eval(&plain, w, &D, idx, 3, ws, g,
+                                            &F), PFLREF_OK);
+    ck_assert_int_eq(pflref_model_grad(&plain, w, &D, idx, 3, ws, gt, &Ft),
+                     PFLREF_OK);
+    ck_assert(memcmp(g, gt, plain.P * sizeof *g) == 0 && F == Ft);
+    pflref_model_workspace_free(ws);
 }
 END_TEST
 
@@ -499,6 +577,7 @@ Suite *fedala_suite(void)
     tcase_add_test(tc, test_presets);
     tcase_add_test(tc, test_ala_on_every_client);
     tcase_add_test(tc, test_bn_statistics_kept);
+    tcase_add_test(tc, test_grad_eval_fd);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_sample_lists);
     tcase_add_test(tc, test_hyper_refused);

@@ -57,7 +57,14 @@ parameters(), so the running means and variances are not weighed, do not
 count as tensors of p and are not written into the start point, which
 keeps the client's own; the passes that learn W_i run on a throw-away
 copy of the client's model in training mode (batch statistics; whatever
-that copy's statistics do is thrown away with it); the client's local
+that copy's statistics do is thrown away with it), or, under
+fedala.ala_mode = pfllib (presets pfllib, pfllib_run), in the mode PFLlib
+leaves the model in: its server evaluates every client right after handing
+out the model each round (model.eval()) and only training switches back
+(model.train()), so from the second round on a client that sat out the
+previous round runs its passes in evaluation mode, normalising with its own
+running statistics, which those passes neither move nor differentiate
+through; the client's local
 steps move its own statistics; the server averages the parameters and
 takes the running statistics of the round's first participant (a
 deepcopy of the first upload).
@@ -77,7 +84,8 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-uniform-server", "fedala-ala-participants-only",
         "fedala-outsider-model-kept", "fedala-lr-per-round",
         "fedala-bn-start-from-global", "fedala-bn-server-average",
-        "fedala-bn-ala-tracks", "fedala-report-trained")
+        "fedala-bn-ala-tracks", "fedala-report-trained",
+        "fedala-ala-mode-ignored")
 
 
 def _base():
@@ -93,11 +101,12 @@ def _config(spec):
     cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
            "fedala.max_epochs": 1000, "fedala.skip": "first_round",
            "fedala.p_unit": "layers", "fedala.ala_clients": "participants",
-           "fedala.start": "round2"}
+           "fedala.start": "round2", "fedala.ala_mode": "train"}
     cfg["bn.aggregate"] = "average"
     code = {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
             "fedala.start": "own", "bn.aggregate": "parameters_only"}
-    pfllib = dict(code, **{"lr.count": "trainings"})
+    pfllib = dict(code, **{"lr.count": "trainings",
+                           "fedala.ala_mode": "pfllib"})
     presets = {"official": code, "pfllib": pfllib,
                "pfllib_run": dict(pfllib, **{"fedala.ala_clients": "all"})}
     preset = alg.get("preset", "paper")
@@ -170,6 +179,31 @@ def _loss(data, theta, batch):
     return 0.5 * data.s * float(np.mean((z - data.y[batch]) ** 2))
 
 
+def _eval_loss_grad(data, theta, batch):
+    """(loss, gradient) of a layer list in evaluation mode: every
+    batchnorm layer normalises with theta's running statistics, constants
+    of the pass, so its backward is u = gamma x_hat + beta with x_hat =
+    (a - r_mu)/s, s = sqrt(r_v + eps) fixed: dL/da = gamma dL/du / s."""
+    kept = data.stats
+    X, y = data.X[batch], data.y[batch]
+    z, caches = data.forward(theta, X, train=False)
+    data.stats = kept
+    G = data.signal(z, y)
+    g = np.zeros(data.P)
+    for L, cache in zip(reversed(data.layers), reversed(caches)):
+        if L["type"].startswith("batchnorm"):
+            xh, s, axes, view = (cache["xh"], cache["s"], cache["axes"],
+                                 cache["view"])
+            c = L["in"][0]
+            data.put(g, L, "weight", (G * xh).sum(axis=axes))
+            data.put(g, L, "bias", G.sum(axis=axes))
+            gamma = data.part(theta, L, "weight", (c,))
+            G = G * (gamma / s).reshape(view)
+        else:
+            G = data.backward(theta, L, cache, G, g)
+    return float(np.mean(data.terms(z, y))), g
+
+
 def _converged(losses, cfg, bug):
     k = int(cfg["fedala.k"])
     if len(losses) < k or (len(losses) == k and bug != "fedala-stop-at-k"):
@@ -178,14 +212,20 @@ def _converged(losses, cfg, bug):
     return float(np.std(losses[-k:], ddof=ddof)) < cfg["fedala.threshold"]
 
 
-def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug, own):
-    """One pass over D_i^s: returns (hat, the loss recorded)."""
+def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug, own,
+              evaluated=False):
+    """One pass over D_i^s: returns (hat, the loss recorded); evaluated:
+    the copy is in evaluation mode."""
     seen = []
     first = hat.copy()
     for batch in passes:
         at = first if bug == "fedala-hat-stale" else hat
-        seen.append(_loss(data, at, batch))
-        g = data.grad(at, batch)
+        if evaluated and hasattr(data, "losses"):
+            loss, g = _eval_loss_grad(data, at, batch)
+            seen.append(loss)
+        else:
+            seen.append(_loss(data, at, batch))
+            g = data.grad(at, batch)
         scale = np.ones_like(diff) if bug == "fedala-w-no-diff" else diff
         W[mask] = W[mask] - eta_w * g[mask] * scale[mask]
         if bug != "fedala-no-clip":
@@ -193,14 +233,16 @@ def _one_pass(data, hat, diff, base_i, W, mask, passes, eta_w, bug, own):
             if bug != "fedala-clip-upper-only":
                 W[mask] = np.minimum(W[mask], 1.0)
         hat = hat.copy()
-        if bug == "fedala-bn-ala-tracks" and own is not None:
+        if bug == "fedala-bn-ala-tracks" and own is not None and \
+                not evaluated:
             hat = data.track(hat)
         hat[mask] = base_i[mask] + diff[mask] * W[mask]
     return hat, (float(np.mean(seen)) if bug == "fedala-loss-mean"
                  else seen[-1])
 
 
-def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug, own):
+def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug, own,
+         evaluated=False):
     """(Theta_hat, passes made) of one ALA; W is learned in place; own:
     the running statistics, which stay theta_i's (None: no such entry)."""
     diff = theta - theta_i
@@ -216,7 +258,7 @@ def _ala(data, theta, theta_i, W, mask, passes, first_time, cfg, bug, own):
     losses = []
     while True:
         hat, loss = _one_pass(data, hat, diff, base_i, W, mask, passes,
-                              eta_w, bug, own)
+                              eta_w, bug, own, evaluated)
         losses.append(loss)
         if not first_time or _converged(losses, cfg, bug):
             break
@@ -259,6 +301,7 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedala-lr-per-round":
         decay["lr.count"] = "rounds"
     trained = [0] * len(clients)    # each client's train() calls so far
+    last_round = set()              # who trained in the previous round
 
     def adapt(t, i, passes):
         """Client i's ALA in round t: its Theta_hat (notes logged)."""
@@ -275,8 +318,13 @@ def run(spec, clients, w0, log, bug):
                 first = False
             if bug == "fedala-start-every-round":
                 first = True
+            # the model's mode: eval() by the evaluation after the
+            # previous round's hand-out, unless the client trained since
+            evaluated = (cfg["fedala.ala_mode"] == "pfllib"
+                         and bug != "fedala-ala-mode-ignored"
+                         and i not in last_round)
             hat, made = _ala(clients[i], theta, local[i], weights[i],
-                             mask, passes, first, cfg, bug, own)
+                             mask, passes, first, cfg, bug, own, evaluated)
             started.add(i)
         log("note", "train", "ala_epochs", [made], round=t, client=i)
         log("note", "train", "W_i", weights[i], round=t, client=i)
@@ -322,6 +370,7 @@ def run(spec, clients, w0, log, bug):
             # a deepcopy of the first upload, its parameters averaged
             theta = np.where(own, uploads[base.first_upload(rnd, rnd["clients"])], theta)
         log("server", "train", "w", theta, round=t)
+        last_round = set(rnd["clients"])
     if bug == "fedala-report-trained":
         return {"w": theta, "v": np.array(local)}
     return {"w": theta, "v": np.array(latest)}

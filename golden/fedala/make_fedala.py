@@ -41,6 +41,10 @@ lists (one pass in batches).
                  same model and rounds, the outsiders' D_i^s added: a
                  client outside the round takes Θ̂_i's parameters and keeps
                  its own running statistics
+  layers/bn-ala-mode  preset pfllib (fedala.ala_mode = pfllib) on the
+                 same model: a client that did not train in the previous
+                 round runs its passes in evaluation mode (three start
+                 phases so), one client alone and back (sum_first)
 
 Every vector's final v is each client's latest Θ̂_i (Alg. 1 l. 19: the
 model after its last ALA, before that round's local training; w⁰ for a
@@ -576,10 +580,13 @@ BN_ROUNDS = [
 ]
 BN_SOURCE = ("; TsingZ0/FedALA a7a9b2134285 system/utils/ALA.py:78-79, "
              ":86-87, :91, :158-159 (parameters() only; model_t a deepcopy "
-             "of the client's model, left in train() by clientALA.py:41), "
+             "of the client's model, in the mode it was left in), "
              "serverALA.py:111-123 (parameters() averaged into a deepcopy "
              "of the first upload); TsingZ0/PFLlib d832e76f6a23 "
-             "servers/serverbase.py:138-150, clients/clientbase.py:67-69")
+             "servers/serverbase.py:138-150, clients/clientbase.py:67-69; "
+             "servers/serverala.py:26-31 (evaluate() after send_models), "
+             "clients/clientbase.py:84, :126 (model.eval()), "
+             "clients/clientala.py:23 (model.train()): fedala.ala_mode")
 
 
 BN_TOL = {
@@ -606,11 +613,17 @@ def bn_pfllib():
     def check(spec, result, state):
         # the buffers matter: averaging them changes the run
         assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
+        # so does the mode of the passes (client 3 in round 1, client 1 in
+        # round 2, clients 0 and 3 in round 3: not trained in the round
+        # before)
+        assert state["eval_passes"] == [(1, 3), (2, 1), (3, 0), (3, 3)], \
+            state["eval_passes"]
+        assert final_with(spec, **{"fedala.ala_mode": "train"}) != result[2]
 
     flags, mutants = subset("fedala-w-gradient", "fedala-range",
                             "fedala-lower-layers", "bn-own-buffers",
                             "bn-global-buffers", "fedala-bn-ala-passes",
-                            "bn-running-frozen")
+                            "bn-running-frozen", "fedala-ala-mode")
     return make(
         "fedala/layers/bn-pfllib", "layers-bn-pfllib.json",
         "FedALA on a layer list with batch normalisation, as the authors' "
@@ -626,9 +639,12 @@ def bn_pfllib():
         "stopping rule are the worked vectors' subject).  ALA weighs "
         "parameters() only; Θ̂_i keeps the running statistics Θ_i last "
         "left (w⁰'s before it first trains), the weight-learning passes "
-        "normalise with each batch's statistics and move none that are "
-        "kept, the local steps move Θ_i's (bn.running = update), and Θ's "
-        "are the first participant's.",
+        "move none that are kept and (fedala.ala_mode = pfllib) normalise "
+        "with each batch's statistics for a client that trained in the "
+        "previous round, with its own running statistics, held fixed "
+        "(evaluation mode), for one that did not (client 3 in round 1, "
+        "client 1 in round 2, clients 0 and 3 in round 3); the local steps move Θ_i's (bn.running = "
+        "update), and Θ's are the first participant's.",
         algorithm, BN_ROUNDS, flags, mutants,
         PAPER + "; " + OFFICIAL + BN_SOURCE, check,
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
@@ -653,9 +669,14 @@ def bn_pfllib_run():
 
     def check(spec, result, state):
         assert final_with(spec, **{"bn.aggregate": "average"}) != result[2]
+        # every client outside the previous round runs in evaluation mode
+        assert state["eval_passes"] == [(1, 3), (2, 1), (3, 0), (3, 3)], \
+            state["eval_passes"]
+        assert final_with(spec, **{"fedala.ala_mode": "train"}) != result[2]
 
     flags, mutants = subset("fedala-ala-clients", "bn-own-buffers",
-                            "bn-global-buffers", "fedala-bn-ala-passes")
+                            "bn-global-buffers", "fedala-bn-ala-passes",
+                            "fedala-ala-mode")
     # one pass per ALA: whether an outsider spends its start phase shows
     # in fedala/worked/partial-all, not here
     mutants["fedala-ala-clients"] = ["ala-clients-flip", "outsider-keeps"]
@@ -669,9 +690,88 @@ def bn_pfllib_run():
         "(the participants' lists, then the others' in id order).  A "
         "client outside the round runs ALA too: its Θ_i takes Θ̂_i, whose "
         "running statistics are its own, so they do not move until it "
-        "trains; Θ's are the first participant's.",
+        "trains; a client that did not train in the previous round "
+        "(fedala.ala_mode = pfllib: evaluated since) runs its pass in "
+        "evaluation mode, on those statistics; Θ's are the first "
+        "participant's.",
         algorithm, BN_ROUNDS_ALL, flags, mutants,
         PAPER + "; " + OFFICIAL + "; " + PFLLIB_RUN + BN_SOURCE, check,
+        problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
+
+
+# client 2 alone in round 1 and back in round 2 (Θ = Θ_2: ALA returns);
+# client 3 first in round 2, clients 0 and 1 back in round 3, each after a
+# round without training: their first ALA (the start phase, fedala.start =
+# own) runs in evaluation mode; s = 70, every batch two samples or more
+BN_MODE_ROUNDS = [
+    {"clients": [0, 1, 2],
+     "batches": [[[0, 1], [2, 3]], [[1, 2], [0, 3]], [[4, 5], [0, 2]]]},
+    {"clients": [2],
+     "batches": [[[1, 3], [2, 5]]],
+     "personal": [[[2, 3], [4, 5]]]},
+    {"clients": [2, 3],
+     "batches": [[[5, 1], [3, 0]], [[0, 2], [1, 2]]],
+     "personal": [[[0, 1], [2, 3]], [[0, 1]]]},
+    {"clients": [0, 1, 3],
+     "batches": [[[2, 4], [1, 3]], [[2, 0], [1, 3]], [[1, 2], [0, 1]]],
+     "personal": [[[0, 1, 4]], [[1, 2]], [[0, 2]]]},
+]
+
+
+def bn_ala_mode():
+    algorithm = {"name": "fedala", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 2.5,
+                                     "fedala.s": 70, "fedala.p": 0,
+                                     "fedala.k": 2, "fedala.threshold": 0.005,
+                                     "fedala.max_epochs": 5}}
+
+    def check(spec, result, state):
+        # every stop test's var / threshold² below ¼: a sample std (ddof
+        # = 1, twice the variance for k = 2) or a halved threshold stops
+        # the same passes, so the stop-rule bugs stay the worked vectors'
+        # to catch and diagnose (first_caught.py, test_diagnose.py)
+        assert all(m < 0.25 for m in state["margins"]), state["margins"]
+        # client 3 in round 2, clients 0 and 1 in round 3 pass in
+        # evaluation mode, each its start phase (3 passes); client 2's
+        # start phase (round 1) and client 3's one pass (round 3) in
+        # training mode; client 2 returns at once in round 2
+        assert state["eval_passes"] == [(2, 3), (3, 0), (3, 1)], \
+            state["eval_passes"]
+        assert state["epochs"] == [3, 3, 3, 3, 1], state["epochs"]
+        # the two modes give different runs
+        other = final_with(spec, **{"fedala.ala_mode": "train"})
+        assert max(abs(a - b) for x, y in zip(other, result[2])
+                   for a, b in zip(x, y)) > 1e3 * BN_TOL["atol"]
+
+    # p = 0 weighs every tensor: no range to get wrong (bn-pfllib's)
+    flags, mutants = subset("fedala-ala-mode", "fedala-w-gradient",
+                            "fedala-skip", "bn-own-buffers",
+                            "fedala-bn-ala-passes", "fedala-start-phase")
+    mutants["fedala-bn-ala-passes"] = ["ala-moves-buffers"]
+    return make(
+        "fedala/layers/bn-ala-mode", "layers-bn-ala-mode.json",
+        "FedALA's weight-learning passes in the mode PFLlib leaves the "
+        "model in (preset pfllib: fedala.ala_mode = pfllib), with partial "
+        "participation and batch normalisation",
+        "The clients, model and w⁰ of fedala/layers/bn-pfllib under the "
+        "preset pfllib: α = 0.05, η = 2.5, s = 70, p = 0 (every parameter "
+        "tensor weighed: fc1's, bn1's γ and β, out's, so the gradient "
+        "reaches fc1 through the batch normalisation), k = 2, threshold "
+        "0.005, at most "
+        "5 passes.  PFLlib's server evaluates every client after "
+        "send_models (eval_gap = 1) and only train() switches a model back, "
+        "so a client that did not train in the previous round runs its "
+        "passes in evaluation mode: each batch normalises with Θ_i's own "
+        "running statistics, held fixed, the W step's gradient through the "
+        "affine normalisation only, the recorded losses evaluation-mode "
+        "losses.  Client 2 trains alone in round 1 (its start phase, "
+        "training mode) and finds Θ = Θ_2 in round 2 (ALA returns); client "
+        "3, first in round 2, and clients 0 and 1, back in round 3, run "
+        "their start phases (3 passes each) in evaluation mode; client 3 "
+        "makes one training-mode pass in round 3.  Under fedala.ala_mode = "
+        "train the run differs.",
+        algorithm, BN_MODE_ROUNDS, flags, mutants,
+        PAPER + "; " + OFFICIAL + BN_SOURCE, check,
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
 
 
@@ -679,7 +779,8 @@ def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
                                   stop_boundary, all_partial, pfllib_run,
-                                  pfllib_lr, bn_pfllib, bn_pfllib_run))
+                                  pfllib_lr, bn_pfllib, bn_pfllib_run,
+                                  bn_ala_mode))
 
 
 if __name__ == "__main__":

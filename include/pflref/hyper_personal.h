@@ -306,6 +306,20 @@ typedef enum {
                                        :155: each client's own start_phase
                                        flag)                              */
 } pflref_fedala_start;
+typedef enum {
+    PFLREF_FEDALA_ALA_MODE_TRAIN = 0,  /* ALA's passes in training mode
+                                          (batch normalisation on each
+                                          batch's statistics)             */
+    PFLREF_FEDALA_ALA_MODE_PFLLIB = 1  /* in the mode PFLlib leaves the
+                                          model in (eval_gap = 1): from
+                                          the second round on, evaluation
+                                          mode for a client that did not
+                                          train in the previous round
+                                          (clientbase.py:84, :126 eval()
+                                          in evaluate() after send_models;
+                                          clientala.py:23 train()),
+                                          training mode otherwise        */
+} pflref_fedala_ala_mode;
 typedef struct {
     double eta;                /* η > 0: W_i's learning rate             */
     double s;                  /* s in (0, 100]: the percentage of D_i   */
@@ -318,6 +332,7 @@ typedef struct {
     int p_unit;                /* pflref_fedala_p_unit                   */
     int ala_clients;           /* pflref_fedala_ala_clients              */
     int start;                 /* pflref_fedala_start                    */
+    int ala_mode;              /* pflref_fedala_ala_mode                 */
 } pflref_fedala_hyper;
 
 /* FedPAC (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1;

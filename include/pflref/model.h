@@ -360,6 +360,19 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
                                 size_t nb, pflref_model_workspace *ws,
                                 double *g, double *loss);
 
+#ifndef __FRAMAC__
+/* The same gradient in evaluation mode (torch's eval()): batch
+ * normalisation on w's running statistics, held fixed (no gradient
+ * through them, none moved), dropout the identity; *loss the
+ * evaluation-mode batch loss.  Without batch normalisation and dropout,
+ * pflref_model_grad bit for bit.  FedALA's passes under fedala.ala_mode =
+ * pfllib.  (Hidden from Frama-C: no proved code calls it.) */
+pflref_status pflref_model_grad_eval(const pflref_model *m, const double *w,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb, pflref_model_workspace *ws,
+                                     double *g, double *loss);
+#endif
+
 /* The gradient of the same loss on the blocks marked in mask (P entries,
  * 1 = wanted; a split's mask, pflref_split_mask): g's marked entries are
  * pflref_model_grad's bit for bit; the others may be left untouched (an

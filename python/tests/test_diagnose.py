@@ -359,6 +359,10 @@ NAMED = {
     "fedamp-prox-kept": "fedamp.prox = squared",
     "fedamp-lr-per-round": "lr.count = rounds",
     "fedala-ala-participants-only": "fedala.ala_clients = participants",
+    # the passes always in training mode is the switch's paper value
+    # (on fedala/layers/bn-ala-mode, without lr.*, the preset official
+    # is pfllib without it)
+    "fedala-ala-mode-ignored": ("fedala.ala_mode = train", "preset official"),
     # FedProto's: R's lost factor 2 is λ × ½; the other distance and the
     # other prototype weights are the switches' other values
     "fedproto-half-r": "fedproto.lambda × ½",

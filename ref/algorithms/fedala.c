@@ -100,6 +100,17 @@
  *                  schedule, whose lists are the participants' only, is
  *                  refused unless every client takes part).  The same run as
  *                  participants whenever every client takes part.
+ *   fedala.ala_mode
+ *                  train: the passes in training mode | pfllib: in the
+ *                  mode PFLlib leaves the model in (eval_gap = 1, its
+ *                  default, main.py:420): evaluation mode, from the second
+ *                  round on, for a client that did not train in the
+ *                  previous round (serverala.py:26-31 evaluate() after
+ *                  send_models; clientbase.py:84, :126 model.eval();
+ *                  clientala.py:23 model.train(); ALA.py:91 deepcopy keeps
+ *                  the mode), training mode otherwise.  The same run as
+ *                  train without batch normalisation and dropout, or when
+ *                  every client trains every round.
  *
  * Batch normalisation (a model with running statistics r_μ, r_v, which
  * are buffers, not parameters(); docs/algorithms/fedala.md): FedALA takes
@@ -116,10 +127,12 @@
  *     its own statistics, so the gradient of Eq. (5) never reads r_μ,
  *     r_v; the statistics those passes move are model_t's, discarded
  *     with it (only its parameters are copied back, ALA.py:158-159);
- *     a client evaluated since its last training would be in eval()
- *     (serverALA.py:45-53: evaluate() after send_models) and normalise
- *     with its running statistics: not modelled (docs/algorithms/
- *     fedala.md);
+ *     under fedala.ala_mode = pfllib a client that did not train in the
+ *     previous round was evaluated since (serverala.py:26-31 evaluate()
+ *     after send_models, clientbase.py:84, :126 eval()) and its passes
+ *     run in evaluation mode: each batch normalises with Θ̂_i's r_μ, r_v
+ *     (Θ_i's own), held fixed, the gradient through the affine
+ *     normalisation only (pflref_model_grad_eval);
  *   - l. 16's local training moves Θ_i's r_μ, r_v from Θ̂_i's (the
  *     client's own) at each step (pflref_bn_running_move, bn.running);
  *   - l. 18 averages parameters() only; Θ^t's r_μ, r_v are the first
@@ -179,6 +192,7 @@ typedef struct {
     double *losses;          /* max_epochs: the start phase's losses       */
     unsigned char *range;    /* P: RANGE_* (ALA's range, below it, r_μ/r_v) */
     unsigned char *started;  /* N: 1 = client i's start phase is done      */
+    unsigned char *trained;  /* N: 1 = client i trained in the last round  */
 } fedala_work;
 
 static void *fedala_work_alloc(const pflref_problem *problem,
@@ -197,6 +211,7 @@ static void *fedala_work_alloc(const pflref_problem *problem,
     ws->losses = pflref_work_doubles(&ws->list, hyper->fedala.max_epochs, 1);
     ws->range = pflref_work_flags(&ws->list, P);
     ws->started = pflref_work_flags(&ws->list, N);
+    ws->trained = pflref_work_flags(&ws->list, N);
     return pflref_work_ready(ws);
 }
 
@@ -441,12 +456,13 @@ static int std_below(const double *x, size_t k, double thr)
 }
 
 /* req: fedala.eq5 */
-/* One pass over D_i^s (the batches of b): per batch, the gradient at Θ̂_i,
- * then Eq. (5) on W_i and Eq. (4) on Θ̂_i, on the range.  *loss := the
- * last batch's loss, taken before its step. */
+/* One pass over D_i^s (the batches of b): per batch, the gradient at Θ̂_i
+ * (eval: in evaluation mode, fedala.ala_mode), then Eq. (5) on W_i and
+ * Eq. (4) on Θ̂_i, on the range.  *loss := the last batch's loss, taken
+ * before its step. */
 static pflref_status ala_pass(pflref_state *s, size_t i,
                               const pflref_batches *b, fedala_work *ws,
-                              double *loss, pflref_error *err)
+                              int eval, double *loss, pflref_error *err)
 {
     const size_t P = s->P;
     const double eta = s->hyper->fedala.eta;             /* η */
@@ -455,9 +471,10 @@ static pflref_status ala_pass(pflref_state *s, size_t i,
     for (size_t q = 0; q < b->nsteps; q++) {
         const size_t *idx = b->idx + b->step_off[q];
         const size_t nb = b->step_off[q + 1] - b->step_off[q];
-        pflref_status st = pflref_model_grad(
-            &s->problem->model, ws->theta_hat, &s->problem->clients[i].train,
-            idx, nb, s->ws, ws->g, loss);
+        pflref_status st =
+            (eval ? pflref_model_grad_eval : pflref_model_grad)(
+                &s->problem->model, ws->theta_hat,
+                &s->problem->clients[i].train, idx, nb, s->ws, ws->g, loss);
         if (st != PFLREF_OK)
             return pflref_error_set(err, st, "schedule",
                                     "gradient failed at round %zu, client "
@@ -503,6 +520,20 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
     return pflref_mca_is_zero(sum, mass);
 }
 
+/* 1 when client i's passes run in evaluation mode (fedala.ala_mode =
+ * pfllib, eval_gap = 1): PFLlib's server evaluates every client after
+ * send_models (serverala.py:26-31; clientbase.py:84, :126 model.eval()),
+ * and only a participant's train() sets model.train() again
+ * (clientala.py:23); ALA.py:91's deepcopy keeps the mode.  So from the
+ * second round on a client that did not train in the previous round was
+ * last evaluated; in the first round ALA does nothing. */
+static int ala_in_eval(const pflref_state *s, const fedala_work *ws,
+                       size_t i)
+{
+    return s->hyper->fedala.ala_mode == PFLREF_FEDALA_ALA_MODE_PFLLIB &&
+           s->t > 0 && !ws->trained[i];
+}
+
 /* req: fedala.alg1.l7, fedala.alg1.l8_11, fedala.alg1.l12_14, fedala.alg1.l15 */
 /* ALA for client i on D_i^s (b): ws->theta_hat := Θ̂_i, also kept as the
  * reported v_i (l. 19), W_i learned; the NOTEs "ala_epochs" and "W_i". */
@@ -533,9 +564,11 @@ static pflref_status ala(pflref_state *s, size_t i, const pflref_batches *b,
                               ? !ws->started[i]
                               : s->t == 1;
         const size_t cap = start ? h->max_epochs : 1;
+        const int eval = ala_in_eval(s, ws, i);
         size_t e = 0;
         while (e < cap) {
-            pflref_status st = ala_pass(s, i, b, ws, &ws->losses[e], err);
+            pflref_status st =
+                ala_pass(s, i, b, ws, eval, &ws->losses[e], err);
             if (st != PFLREF_OK)
                 return st;
             e++;
@@ -630,6 +663,9 @@ static pflref_status fedala_round(pflref_state *s,
         pflref_bn_copy_buffers(&pr->model, s->accum,
                                ws->local + pflref_bn_first_upload(
                                           plan, plan->clients[0]) * P);
+    /* fedala.ala_mode = pfllib: who trained this round (train() mode) */
+    for (size_t i = 0; i < s->N; i++)
+        ws->trained[i] = (unsigned char)in_round(plan, i);
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

@@ -18,6 +18,8 @@ static const char *const fedala_p_unit_values[] = {"layers", "tensors", NULL};
 static const char *const fedala_ala_clients_values[] = {"participants", "all",
                                                         NULL};
 static const char *const fedala_start_values[] = {"round2", "own", NULL};
+static const char *const fedala_ala_mode_values[] = {"train", "pfllib",
+                                                     NULL};
 
 #define FEDALA_PARAMS \
     {"eta", "fedala", "fedala", PFLREF_PARAM_REAL, \
@@ -72,6 +74,17 @@ static const char *const fedala_start_values[] = {"round2", "own", NULL};
      "when a client's W_i learns until convergence: in the round t = 2 " \
      "only, one pass in later rounds (Alg. 1 l. 8, l. 12) | in the " \
      "client's first ALA, whatever the round (TsingZ0/FedALA ALA.py:52, " \
-     ":155: each client's own start_phase flag)"},
+     ":155: each client's own start_phase flag)"}, \
+    {"fedala.ala_mode", "fedala", "", PFLREF_PARAM_ENUM, \
+     offsetof(pflref_hyper, fedala.ala_mode), 0.0, 0.0, 0, \
+     fedala_ala_mode_values, "", \
+     "the mode ALA's weight-learning passes run in: training mode, batch " \
+     "normalisation on each batch's statistics | the mode PFLlib leaves " \
+     "the client's model in (eval_gap = 1): evaluation mode, on Θ_i's own " \
+     "running statistics, not moved, for a client that did not train in " \
+     "the previous round (TsingZ0/PFLlib d832e76f6a23 servers/" \
+     "serverala.py:26-31 evaluate() after send_models; clients/" \
+     "clientbase.py:84, :126 model.eval(); clients/clientala.py:23 " \
+     "model.train(); utils/ALA.py:91 deepcopy keeps the mode)"},
 
 #endif

@@ -331,17 +331,21 @@ static const pflref_preset presets[] = {
     /* req: fedala.preset.pfllib */
     {"fedala", "pfllib",
      "fedala.skip=sum_first fedala.p_unit=tensors fedala.start=own "
-     "lr.count=trainings bn.aggregate=parameters_only", NULL,
+     "lr.count=trainings fedala.ala_mode=pfllib "
+     "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: system/utils/ALA.py:82, :86, :95 (as "
      "the authors' code), clients/clientala.py:48-49 (each client's "
      "scheduler steps after its train()); servers/serverala.py:73-74 runs "
      "ALA on every client, which preset pfllib_run adds; "
      "serverbase.py:138-150, clientbase.py:67-69 (parameters() only: "
-     "bn.aggregate) (docs/algorithms/fedala.md)"},
+     "bn.aggregate); serverala.py:26-31 evaluate() after send_models, "
+     "clientbase.py:84, :126 model.eval(), clientala.py:23 model.train() "
+     "(ALA's passes in evaluation mode for a client that did not train in "
+     "the previous round: fedala.ala_mode) (docs/algorithms/fedala.md)"},
     /* req: fedala.preset.pfllib_run */
     {"fedala", "pfllib_run",
      "fedala.skip=sum_first fedala.p_unit=tensors fedala.start=own "
-     "lr.count=trainings fedala.ala_clients=all "
+     "lr.count=trainings fedala.ala_clients=all fedala.ala_mode=pfllib "
      "bn.aggregate=parameters_only", NULL,
      "TsingZ0/PFLlib d832e76f6a23: the preset pfllib and "
      "servers/serverala.py:73-74 (send_models calls local_initialization, "

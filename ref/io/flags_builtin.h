@@ -63,6 +63,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "dropout-train-mode",
     "feature-transpose",
     "fedala-ala-clients",
+    "fedala-ala-mode",
     "fedala-bn-ala-passes",
     "fedala-clip",
     "fedala-lower-layers",

@@ -383,6 +383,39 @@ void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
     }
 }
 
+/* Evaluation mode (torch's eval()): u = γ x̂ + β with x̂ = (a − r_μ)/s,
+ * s = √(r_v + ε) fixed, so the statistics pass no gradient:
+ *   g_γ := (1/nb) Σ G x̂,  g_β := (1/nb) Σ G,  δ := (γ/s) G. */
+void pflref_bn_backward_eval(const pflref_layer *L, const double *p,
+                             size_t nb, const double *xhat, double *dY,
+                             double *g)
+{
+    const size_t C = L->out_shape[0], size = L->in_size, HW = size / C;
+    const double *gamma = p, *r_v = p + 3 * C;
+    double *G = dY;
+    for (size_t c = 0; c < C; c++) {
+        double sg = 0.0, sgx = 0.0;
+        for (size_t j = 0; j < nb; j++)
+            for (size_t q = 0; q < HW; q++) {
+                const size_t e = BN_AT(j, c, q);
+                sg += G[e];                       /* Σ G     */
+                sgx += G[e] * xhat[e];            /* Σ G x̂  */
+            }
+        if (g != NULL) {
+            g[c] = sgx / (double)nb;              /* g_γ */
+            g[C + c] = sg / (double)nb;           /* g_β */
+            g[2 * C + c] = 0.0;                   /* buffers: no gradient */
+            g[3 * C + c] = 0.0;
+        }
+        const double s = sqrt(r_v[c] + L->eps);   /* s = √(r_v + ε) */
+        for (size_t j = 0; j < nb; j++)
+            for (size_t q = 0; q < HW; q++) {
+                const size_t e = BN_AT(j, c, q);
+                G[e] = gamma[c] * G[e] / s;       /* δ := γ G / s */
+            }
+    }
+}
+
 void pflref_bn_r_forward(const pflref_layer *L, const double *p,
                          const double *v, size_t nb, const double *X,
                          const double *RX, const double *xhat, double *stats,

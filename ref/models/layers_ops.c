@@ -391,7 +391,7 @@ static void backward_range(const pflref_model *m, const double *w, size_t nb,
             }
             break;
         case PFLREF_LAYER_DROPOUT:
-            if (down) {  /* dX := dY ⊙ M · s */
+            if (down && !ws->grad_eval) {  /* dX := dY ⊙ M · s */
                 cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
                 drop_apply(L, ws->drop[i], cur_ws, cur_ws, nb * L->out_size);
                 cur = cur_ws;
@@ -400,8 +400,11 @@ static void backward_range(const pflref_model *m, const double *w, size_t nb,
         case PFLREF_LAYER_BATCHNORM1D:
         case PFLREF_LAYER_BATCHNORM2D:
             cur_ws = writable(cur_ws, cur, dst, nb * L->out_size);
-            pflref_bn_backward(L, W, nb, ws->xhat[i], ws->stats[i], cur_ws,
-                               gW);
+            if (ws->grad_eval)   /* r_μ, r_v fixed (evaluation mode) */
+                pflref_bn_backward_eval(L, W, nb, ws->xhat[i], cur_ws, gW);
+            else
+                pflref_bn_backward(L, W, nb, ws->xhat[i], ws->stats[i],
+                                   cur_ws, gW);
             cur = cur_ws;
             break;
         }

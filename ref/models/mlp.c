@@ -171,6 +171,12 @@ static void bn_backward(const pflref_model *m, const double *w, size_t nb,
         g[L.beta + q] = sg / (double)nb;
         g[L.r_mu + q] = 0.0;                      /* buffers: no gradient */
         g[L.r_v + q] = 0.0;
+        if (ws->grad_eval) {   /* evaluation mode: δ_j := γ G_j / s */
+            const double se = sqrt(w[L.r_v + q] + m->bn_eps);
+            for (size_t j = 0; j < nb; j++)
+                G[j * h + q] = w[L.gamma + q] * G[j * h + q] / se;
+            continue;
+        }
         const double c = w[L.gamma + q] / ((double)nb * s[q]);
         for (size_t j = 0; j < nb; j++)
             G[j * h + q] = c * ((double)nb * G[j * h + q] - sg -

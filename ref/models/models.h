@@ -48,6 +48,9 @@ struct pflref_model_workspace {
     size_t bn_nb;             /* its batch size; 0 before a training pass   */
     int bn_train;             /* 1: BN in training mode (batch statistics);
                                  0: evaluation mode (running statistics)    */
+    int grad_eval;            /* 1: pflref_model_grad_eval's pass: BN on the
+                                 running statistics and its backward with
+                                 them fixed, dropout the identity           */
     double *mem;              /* the one allocation behind the buffers      */
     size_t body_forward;      /* mlp: passes of a batch through the body    */
     size_t body_backward;     /* mlp: backward passes through the body      */
@@ -367,6 +370,9 @@ void pflref_bn_forward(const pflref_layer *L, const double *p, size_t nb,
 void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
                         const double *xhat, const double *stats, double *dY,
                         double *g);
+void pflref_bn_backward_eval(const pflref_layer *L, const double *p,
+                             size_t nb, const double *xhat, double *dY,
+                             double *g);
 void pflref_bn_r_forward(const pflref_layer *L, const double *p,
                          const double *v, size_t nb, const double *X,
                          const double *RX, const double *xhat, double *stats,

@@ -53,11 +53,13 @@ static pflref_status batch_loss(const pflref_model *m, const double *w,
         return PFLREF_OK;
     }
     pflref_status st = pflref_batch_gather(m, D, idx, 0, nb, ws);
-    if (st == PFLREF_OK)   /* a training pass: its dropout masks */
+    if (st == PFLREF_OK && !ws->grad_eval)   /* a training pass: its masks */
         st = pflref_layers_dropout_take(m, D, nb, ws);
     if (st != PFLREF_OK)
         return st;
-    ws->bn_train = 1;  /* a training pass: BN on the batch statistics */
+    /* a training pass: BN on the batch statistics (pflref_model_grad_eval:
+     * on the running statistics) */
+    ws->bn_train = !ws->grad_eval;
     pflref_model_ops_of(m)->forward(m, w, nb, ws);
     ws->bn_train = 0;
     double sum = 0.0;
@@ -116,6 +118,26 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
     if (loss != NULL)
         *loss = F;
     return PFLREF_OK;
+}
+
+/* g := ∇_w F(w; B) in evaluation mode (torch's eval()): every batchnorm
+ * layer normalises with w's running statistics, which stay fixed (no
+ * gradient through them, none moved), dropout is the identity (no masks
+ * taken); *loss the evaluation-mode batch loss.  Arguments as for
+ * pflref_model_grad; for a model without batch normalisation and dropout
+ * its result is pflref_model_grad's bit for bit. */
+pflref_status pflref_model_grad_eval(const pflref_model *m, const double *w,
+                                     const pflref_data *D, const size_t *idx,
+                                     size_t nb, pflref_model_workspace *ws,
+                                     double *g, double *loss)
+{
+    pflref_status st = pflref_arg_nonnull(NULL, "ws", ws);
+    if (st != PFLREF_OK)
+        return st;
+    ws->grad_eval = 1;
+    st = pflref_model_grad(m, w, D, idx, nb, ws, g, loss);
+    ws->grad_eval = 0;
+    return st;
 }
 
 /* 1 when mask marks at least one block and only head blocks. */

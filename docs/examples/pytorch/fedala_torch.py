@@ -39,7 +39,13 @@ reads and writes parameters() only (parameters_to_vector: Θ, Θ_i, Θ̂, W
 over the parameter entries).  Batch normalisation (docs/algorithms/
 fedala.md, "Batch normalisation"; bn.aggregate = parameters_only, the
 presets'): the batchnorm layers are torch.nn.BatchNorm1d / 2d
-(torch_bn.py) and every model stays in train() mode.  Θ̂_i takes Θ_i's
+(torch_bn.py) and every model stays in train() mode, except under
+fedala.ala_mode = pfllib (presets pfllib, pfllib_run), where the models
+take the modes PFLlib's calls give them: evaluate() after send_models
+calls model.eval() on every client (clientbase.py:84, :126), train()
+calls model.train() (clientala.py:23), and ALA's deepcopy keeps the mode,
+so a client that sat out the previous round runs its passes in eval().
+Θ̂_i takes Θ_i's
 running statistics (the client's model with Θ̂'s parameters written in);
 ALA's passes run on model_t = a deepcopy of the client's model, whose
 buffers torch moves and which is then dropped; l. 9's steps move the
@@ -151,6 +157,7 @@ def run(vector_raw):
     Ws = [torch.ones_like(theta) for _ in prob.clients]
     trained = [0 for _ in prob.clients]
     started = set()
+    evaluated = cfg.get("fedala.ala_mode", "train") == "pfllib"
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, state_flat(glob))
         every = cfg.get("fedala.ala_clients", "participants") == "all"
@@ -182,6 +189,9 @@ def run(vector_raw):
                     nets[i] = hats[i]
                     rec.record("note", "theta_hat", state_flat(nets[i]),
                                round=t, client=i)
+            if evaluated:             # serverala.py:28-31, evaluate()
+                for model in hats.values():
+                    model.eval()
         for i, batches in plan(rnd).items():
             model = hats[i] if every else adapt(i)
             model.train()
@@ -198,6 +208,12 @@ def run(vector_raw):
             rec.client_end(t, i, "theta_i", state_flat(model))
             nets[i] = model
             uploads[i] = flat(model)
+        if evaluated and not every:
+            # ALA ran on the participants only, each just before its
+            # train(): this round's evaluate() (after send_models) left
+            # every other client's model in eval()
+            for i in rest:
+                nets[i].eval()
         m_t = sum(prob.n[i] for i in uploads)
         new = torch.zeros_like(theta)
         for i in sorted(uploads):

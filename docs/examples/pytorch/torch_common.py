@@ -372,6 +372,7 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                            "fedala.p_unit": "tensors",
                            "fedala.start": "own",
                            "lr.count": "trainings",
+                           "fedala.ala_mode": "pfllib",
                            "bn.aggregate": "parameters_only"},
     # PFLlib's server: ALA on every client each round (serverala.py:73-74)
     ("fedala", "pfllib_run"): {"fedala.skip": "sum_first",
@@ -379,6 +380,7 @@ PRESETS = {            # docs/algorithms/pfedme.md, ditto.md, fedalt-fedsim.md
                                "fedala.start": "own",
                                "lr.count": "trainings",
                                "fedala.ala_clients": "all",
+                               "fedala.ala_mode": "pfllib",
                                "bn.aggregate": "parameters_only"},
 }
 
