@@ -351,6 +351,34 @@ void pflref_bn_forward(const pflref_layer *L, const double *p, size_t nb,
     }
 }
 
+/* Channel c of both backward modes: *sg := Σ G and *sgx := Σ G x̂ over the
+ * batch and its positions, and, when g is not NULL, the parameters'
+ * gradients g_γ := (1/nb) Σ G x̂, g_β := (1/nb) Σ G (the buffers r_μ, r_v
+ * get none); sg_out, sgx_out may be NULL. */
+static void bn_channel_sums(const pflref_layer *L, size_t nb, size_t c,
+                            const double *xhat, const double *G, double *g,
+                            double *sg_out, double *sgx_out)
+{
+    const size_t C = L->out_shape[0], size = L->in_size, HW = size / C;
+    double sg = 0.0, sgx = 0.0;
+    for (size_t j = 0; j < nb; j++)
+        for (size_t q = 0; q < HW; q++) {
+            const size_t e = BN_AT(j, c, q);
+            sg += G[e];                           /* Σ G     */
+            sgx += G[e] * xhat[e];                /* Σ G x̂  */
+        }
+    if (g != NULL) {
+        g[c] = sgx / (double)nb;                  /* g_γ */
+        g[C + c] = sg / (double)nb;               /* g_β */
+        g[2 * C + c] = 0.0;                       /* buffers: no gradient */
+        g[3 * C + c] = 0.0;
+    }
+    if (sg_out != NULL)
+        *sg_out = sg;
+    if (sgx_out != NULL)
+        *sgx_out = sgx;
+}
+
 void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
                         const double *xhat, const double *stats, double *dY,
                         double *g)
@@ -360,19 +388,8 @@ void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
     const double M = (double)(nb * HW);
     double *G = dY;
     for (size_t c = 0; c < C; c++) {
-        double sg = 0.0, sgx = 0.0;
-        for (size_t j = 0; j < nb; j++)
-            for (size_t q = 0; q < HW; q++) {
-                const size_t e = BN_AT(j, c, q);
-                sg += G[e];                       /* Σ G     */
-                sgx += G[e] * xhat[e];            /* Σ G x̂  */
-            }
-        if (g != NULL) {
-            g[c] = sgx / (double)nb;              /* g_γ */
-            g[C + c] = sg / (double)nb;           /* g_β */
-            g[2 * C + c] = 0.0;                   /* buffers: no gradient */
-            g[3 * C + c] = 0.0;
-        }
+        double sg, sgx;
+        bn_channel_sums(L, nb, c, xhat, G, g, &sg, &sgx);
         /* δ := (γ/(M s)) (M G − Σ G − x̂ Σ G x̂) */
         const double cf = gamma[c] / (M * s[c]);
         for (size_t j = 0; j < nb; j++)
@@ -394,19 +411,7 @@ void pflref_bn_backward_eval(const pflref_layer *L, const double *p,
     const double *gamma = p, *r_v = p + 3 * C;
     double *G = dY;
     for (size_t c = 0; c < C; c++) {
-        double sg = 0.0, sgx = 0.0;
-        for (size_t j = 0; j < nb; j++)
-            for (size_t q = 0; q < HW; q++) {
-                const size_t e = BN_AT(j, c, q);
-                sg += G[e];                       /* Σ G     */
-                sgx += G[e] * xhat[e];            /* Σ G x̂  */
-            }
-        if (g != NULL) {
-            g[c] = sgx / (double)nb;              /* g_γ */
-            g[C + c] = sg / (double)nb;           /* g_β */
-            g[2 * C + c] = 0.0;                   /* buffers: no gradient */
-            g[3 * C + c] = 0.0;
-        }
+        bn_channel_sums(L, nb, c, xhat, G, g, NULL, NULL);
         const double s = sqrt(r_v[c] + L->eps);   /* s = √(r_v + ε) */
         for (size_t j = 0; j < nb; j++)
             for (size_t q = 0; q < HW; q++) {
