@@ -785,8 +785,8 @@ def run_prox(spec, clients, w0, log):
     starting the round from θ_i = w (pfedme.theta_start = reset) or from
     its θ_i of the last round it took part in (warm; θ_i = w at first).
     After each batch, the exact θ̂ on that batch is a note "theta_hat".
-    Under lr.* the one step size η_p is η_p c_t (lr_factor of the client's
-    train() in round t; every lr.scope but no_beta scales η_p)."""
+    Under lr.* the one step size η_p is η_p c_t (lr_factor of round t:
+    prox takes no lr.count; every lr.scope but no_beta scales η_p)."""
     cfg = settings(spec)
     lam, eta_p, K, mu = cfg["lambda"], cfg["eta_p"], int(cfg["K"]), \
         cfg["pfedme.mu"]
@@ -796,11 +796,9 @@ def run_prox(spec, clients, w0, log):
     w = w0.copy()
     start = np.zeros_like(w) if BUG == "prox-start-at-zero" else w
     theta = [start.copy() for _ in clients]
-    trained = [0] * len(clients)     # each client's trainings before (lr.*)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         for i, batches in sorted(zip(rnd["clients"], rnd["batches"])):
-            eta_p_i = eta_p * lr_factor(cfg, t, trained[i])
-            trained[i] += 1
+            eta_p_i = eta_p * lr_factor(cfg, t)
             if cfg["pfedme.theta_start"] == "reset":
                 theta[i] = start.copy()               # θ ← w
             log("client_begin", "train", "theta", theta[i], round=t,
