@@ -218,7 +218,6 @@ def first_uploader(rnd, clients):
     if first is not None:
         return first
     return min(clients)
-# SPDX-License-Identifier: GPL-3.0-or-later
 
 
 def personal_bn(prob, name, names=None):
@@ -254,3 +253,4 @@ def split_test(prob):
             return personal_bn(prob, name, names)
         return is_personal(prob.model, name, names)
     return mine
+# SPDX-License-Identifier: GPL-3.0-or-later
