@@ -99,6 +99,17 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "each algorithm's paper as in its own vectors")
 STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
+# The catalogued bugs a vector of Nesterov momentum, decoupled decay on the
+# weights, a norm clip and a step decay must catch (flag -> bugs):
+# clip-after-decay is no bug under the decoupled decay (no λθ in d), so
+# only the per-block clip is
+NESTEROV_CLIP_STEP_MUTANTS = {
+    "nesterov-momentum": ["nesterov-ignored"],
+    "weight-decay-form": ["decay-form-swap"],
+    "weight-decay-scope": ["decay-scope-all"],
+    "clip-scope": ["clip-per-block"],
+    "lr-schedule": ["lr-ignored", "lr-shifted"]}
+
 
 def tolerance(steps, exact=True, atol=1e-12, rtol=1e-12):
     head = ("fp64 reference in fixed order against exact rationals of the "
@@ -828,13 +839,7 @@ def sgd_switches(alg):
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "optimizer-state-lifetime", "optimizer-slots-shared",
          "lr-schedule"],
-        {"nesterov-momentum": ["nesterov-ignored"],
-         "weight-decay-form": ["decay-form-swap"],
-         "weight-decay-scope": ["decay-scope-all"],
-         # clip-after-decay is no bug under the decoupled decay (no λθ
-         # in d): only the per-block clip is
-         "clip-scope": ["clip-per-block"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        NESTEROV_CLIP_STEP_MUTANTS,
         [clip_acts])
 
 

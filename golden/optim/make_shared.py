@@ -306,12 +306,7 @@ def sgd_vector(alg):
                            exact=False),
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "lr-schedule"],
-        {"nesterov-momentum": ["nesterov-ignored"],
-         "weight-decay-form": ["decay-form-swap"],
-         "weight-decay-scope": ["decay-scope-all"],
-         # no λθ in d under the decoupled decay: only the per-block clip
-         "clip-scope": ["clip-per-block"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        ma.NESTEROV_CLIP_STEP_MUTANTS,
         [clip_acts])
 
 
@@ -397,13 +392,9 @@ def fedbn_sgd():
         spec, FEDBN_TOL,
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "lr-schedule", "bn-backward", "fedbn-bn-averaged"],
-        {"nesterov-momentum": ["nesterov-ignored"],
-         "weight-decay-form": ["decay-form-swap"],
-         "weight-decay-scope": ["decay-scope-all"],
-         "clip-scope": ["clip-per-block"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"],
-         "bn-backward": ["no-stat-backward"],
-         "fedbn-bn-averaged": ["bn-averaged"]},
+        dict(ma.NESTEROV_CLIP_STEP_MUTANTS,
+             **{"bn-backward": ["no-stat-backward"],
+                "fedbn-bn-averaged": ["bn-averaged"]}),
         [clip_acts, relu_clear, frozen_differs])
 
 
@@ -546,11 +537,7 @@ def fedpac_sgd():
         % c, spec, FEDPAC_TOL,
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "lr-schedule"],
-        {"nesterov-momentum": ["nesterov-ignored"],
-         "weight-decay-form": ["decay-form-swap"],
-         "weight-decay-scope": ["decay-scope-all"],
-         "clip-scope": ["clip-per-block"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        ma.NESTEROV_CLIP_STEP_MUTANTS,
         [clip_acts])
 
 
@@ -720,12 +707,7 @@ def moon_sgd():
         spec, MOON_TOL,
         ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
          "clip-scope", "lr-schedule", "bn-running-moved"],
-        {"nesterov-momentum": ["nesterov-ignored"],
-         "weight-decay-form": ["decay-form-swap"],
-         "weight-decay-scope": ["decay-scope-all"],
-         "clip-scope": ["clip-per-block"],
-         "lr-schedule": ["lr-ignored", "lr-shifted"],
-         "bn-running-moved": ["running-moved"]},
+        dict(ma.NESTEROV_CLIP_STEP_MUTANTS, **{"bn-running-moved": ["running-moved"]}),
         [clip_acts, bn_read])
 
 

@@ -96,8 +96,9 @@ import audit                              # noqa: E402
 import coincidences as co                 # noqa: E402
 import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
-from make_algorithms import (CLIENTS, INIT, LINEAR, POST,  # noqa: E402
-                             ROUNDS, base_spec)
+from make_algorithms import (CLIENTS, INIT, LINEAR,  # noqa: E402
+                             NESTEROV_CLIP_STEP_MUTANTS, POST, ROUNDS,
+                             base_spec)
 
 GENERATOR = ("golden/optim/make_shared_pfl.py with golden/pflref_exact_optim.py "
              "and each algorithm's exact replay (golden/audit.py replay; "
@@ -222,13 +223,7 @@ SGD_SWITCHES = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
                 "opt.state": "server", "lr.schedule": "step"}
 SGD_FLAGS = ["nesterov-momentum", "weight-decay-form", "weight-decay-scope",
              "clip-scope", "optimizer-state-lifetime", "lr-schedule"]
-SGD_MUTANTS = {"nesterov-momentum": ["nesterov-ignored"],
-               "weight-decay-form": ["decay-form-swap"],
-               "weight-decay-scope": ["decay-scope-all"],
-               # no λθ in d under the decoupled decay: only the per-block
-               # clip is a clip bug here
-               "clip-scope": ["clip-per-block"],
-               "lr-schedule": ["lr-ignored", "lr-shifted"]}
+SGD_MUTANTS = NESTEROV_CLIP_STEP_MUTANTS
 SGD_TEXT = ("opt.momentum = 0.71875, opt.nesterov = on, opt.weight_decay = "
             "0.15625 with opt.weight_decay_form = decoupled (theta <- theta "
             "(1 - eta lam) before the step) and opt.decay_scope = weights (the "
