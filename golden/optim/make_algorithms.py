@@ -749,16 +749,23 @@ TITLE = {"ditto": "Ditto", "apfl": "APFL", "fedalt": "FedAlt", "fedsim": "FedSim
 SCOPE = {("fedsim", "adamw"): "shared", ("fedsim", "classical"): "personal"}
 
 
+def clip_decisions(replay, spec):
+    """replay(spec)'s clip log (pflref_exact_optim.CLIP_LOG): one entry per
+    clipped step, its last item the factor c / ‖d‖ (< 1 where it acted)."""
+    log = []
+    po.CLIP_LOG = log
+    try:
+        replay(spec)
+    finally:
+        po.CLIP_LOG = None
+    return log
+
+
 def clip_acts(spec, exp, tol):
     """The clip acts on some steps and not on others, never within 1e-6 of
     its threshold (pflref_exact_optim asserts that); the replay's clip
     log."""
-    log = []
-    po.CLIP_LOG = log
-    try:
-        replay_expected(spec)
-    finally:
-        po.CLIP_LOG = None
+    log = clip_decisions(replay_expected, spec)
     clipped = [coef < 1 for _, _, coef in log]
     assert any(clipped) and not all(clipped), clipped
     return log
