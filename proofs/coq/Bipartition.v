@@ -42,7 +42,7 @@
    at the end proves its first half (Kruskal keeps every edge Prim adds),
    not the count that makes the two trees equal. *)
 
-From Coq Require Import Reals List Bool.
+From Coq Require Import Reals List Bool Lia.
 Import ListNotations.
 Open Scope R_scope.
 
@@ -365,3 +365,421 @@ Proof.
 Qed.
 
 End Prim.
+
+(* Prim's tree is Kruskal's tree, and a maximum-weight spanning tree.
+
+   Model.  As in the section Prim (the same run: prim_cut at every join),
+   with what WP proves of the run besides the cut property:
+     - order_onto: every vertex joins at some step k ≤ n (the C's
+       postcondition `spanning`, every in_tree[v] ≠ 0, with the ghost
+       permutation prim_order: the vertex of slot k);
+     - par_earlier: the edge of step k ≥ 1 hangs from a vertex joined at a
+       step j < k (the loop invariant rank_edge and the postcondition
+       `tree`: prim_rank[parent[v]] < prim_rank[v], the rank of a joined
+       vertex being its step);
+   and of the order `before` (edge_first), that it is a strict total
+   order on the edges: irreflexive on an edge however its ends are named,
+   transitive, total (before_total).  before_of_positions below proves
+   these three for edge_first's definition itself (larger α, then the
+   smaller position), given the two facts of edge_pos that its definition
+   shows: the same position whichever end is named first, distinct
+   positions for distinct edges.
+
+   Kruskal's tree (Algorithm 1, l. 3–5, run on the whole sorted list, and
+   not stopped) keeps the pair (a, b) exactly when the pairs strictly
+   before it do not join a and b: kruskal_keeps.  (On the sorted list the
+   pairs Kruskal kept before (a, b) join the same items as all the pairs
+   before it, since a pair it drops had its ends joined already;
+   kruskal_run_keeps proves it for the run on a list.)
+
+   Proved.
+     - prim_equals_kruskal: a pair is kept by Kruskal exactly when it is
+       an edge of Prim's tree (either way round): one half is
+       prim_tree_kruskal, the other that Kruskal's edges hold no cycle
+       (kruskal_acyclic: a list of kept edges that joins the ends of a
+       kept pair holds that pair; its latest edge would otherwise be
+       closed by earlier ones) while Prim's tree joins every two items
+       (prim_spans);
+     - prim_cycle: for every pair (a, b) off Prim's tree, the tree edges
+       that come strictly before (a, b) join a and b (the cycle property);
+     - prim_maximal: for every spanning tree given as the C gives one (a
+       parent map with a rank that falls strictly to the root; any tree is
+       one, rooted at Prim's root), the sum of α over its edges is at most
+       the sum over Prim's. *)
+
+Section PrimKruskal.
+
+Local Open Scope nat_scope.
+
+Variable V : Type.
+Hypothesis eq_dec : forall x y : V, {x = y} + {x <> y}.
+Variable before : V -> V -> V -> V -> Prop.
+
+Hypothesis before_irrefl : forall a b c d,
+  same_edge V a b c d -> ~ before a b c d.
+Hypothesis before_trans : forall a b c d e f,
+  before a b c d -> before c d e f -> before a b e f.
+Hypothesis before_total : forall a b c d,
+  before a b c d \/ before c d a b \/ same_edge V a b c d.
+
+Lemma same_edge_sym a b c d : same_edge V a b c d -> same_edge V c d a b.
+Proof. unfold same_edge; intuition congruence. Qed.
+
+Lemma same_edge_trans a b c d e f :
+  same_edge V a b c d -> same_edge V c d e f -> same_edge V a b e f.
+Proof. unfold same_edge; intuition congruence. Qed.
+
+Lemma same_edge_dec a b c d : {same_edge V a b c d} + {~ same_edge V a b c d}.
+Proof.
+  unfold same_edge.
+  destruct (eq_dec a c), (eq_dec b d), (eq_dec a d), (eq_dec b c);
+    subst; tauto.
+Qed.
+
+(* An edge's place in the order does not depend on how it is named. *)
+Lemma before_same_l a b c d e f :
+  same_edge V a b c d -> before c d e f -> before a b e f.
+Proof.
+  intros Hs Hb.
+  destruct (before_total a b e f) as [H | [H | H]]; [exact H | |].
+  - elim (before_irrefl c d a b (same_edge_sym _ _ _ _ Hs)).
+    exact (before_trans _ _ _ _ _ _ Hb H).
+  - elim (before_irrefl c d e f).
+    + exact (same_edge_trans _ _ _ _ _ _ (same_edge_sym _ _ _ _ Hs) H).
+    + exact Hb.
+Qed.
+
+Lemma before_same_r a b c d e f :
+  same_edge V c d e f -> before a b c d -> before a b e f.
+Proof.
+  intros Hs Hb.
+  destruct (before_total a b e f) as [H | [H | H]]; [exact H | |].
+  - elim (before_irrefl a b a b); [left; auto |].
+    apply (before_trans _ _ _ _ _ _ Hb).
+    exact (before_same_l _ _ _ _ _ _ Hs H).
+  - elim (before_irrefl a b c d).
+    + exact (same_edge_trans _ _ _ _ _ _ H (same_edge_sym _ _ _ _ Hs)).
+    + exact Hb.
+Qed.
+
+Lemma swap_edge a b : same_edge V a b b a.
+Proof. right; auto. Qed.
+
+(* Items joined by a set of edges given by a predicate (the edges before a
+   pair are not a list). *)
+Inductive linked (P : V -> V -> Prop) : V -> V -> Prop :=
+| linked_here x : linked P x x
+| linked_fwd x y z : P x y -> linked P y z -> linked P x z
+| linked_bwd x y z : P y x -> linked P y z -> linked P x z.
+
+Lemma linked_trans P x y z : linked P x y -> linked P y z -> linked P x z.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH]; intro Hz; auto.
+  - exact (linked_fwd P x y' z H (IH Hz)).
+  - exact (linked_bwd P x y' z H (IH Hz)).
+Qed.
+
+Lemma linked_sym P x y : linked P x y -> linked P y x.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH].
+  - apply linked_here.
+  - apply (linked_trans P w y' x IH).
+    apply (linked_bwd P y' x x H), linked_here.
+  - apply (linked_trans P w y' x IH).
+    apply (linked_fwd P y' x x H), linked_here.
+Qed.
+
+Lemma linked_of_joined (E : list (V * V)) (P : V -> V -> Prop) x y :
+  (forall c d, In (c, d) E -> P c d) -> joined V E x y -> linked P x y.
+Proof.
+  intros HP.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH].
+  - apply linked_here.
+  - exact (linked_fwd P x y' w (HP _ _ H) IH).
+  - exact (linked_bwd P x y' w (HP _ _ H) IH).
+Qed.
+
+Lemma linked_cross (P : V -> V -> Prop) (D : V -> bool) x y :
+  linked P x y -> D x <> D y -> exists i j, P i j /\ D i <> D j.
+Proof.
+  induction 1 as [x | x y z Hxy _ IH | x y z Hyx _ IH]; intro Hd.
+  - now elim Hd.
+  - destruct (bool_dec (D x) (D y)) as [e | ne].
+    + apply IH; now rewrite <- e.
+    + now exists x, y.
+  - destruct (bool_dec (D x) (D y)) as [e | ne].
+    + apply IH; now rewrite <- e.
+    + exists y, x; split; auto.
+Qed.
+
+Lemma jn_trans (E : list (V * V)) x y z :
+  joined V E x y -> joined V E y z -> joined V E x z.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH]; intro Hz; auto.
+  - exact (joined_fwd V E x y' z H (IH Hz)).
+  - exact (joined_bwd V E x y' z H (IH Hz)).
+Qed.
+
+Lemma jn_sym (E : list (V * V)) x y : joined V E x y -> joined V E y x.
+Proof.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH].
+  - apply joined_here.
+  - apply (jn_trans E w y' x IH).
+    apply (joined_bwd V E y' x x H), joined_here.
+  - apply (jn_trans E w y' x IH).
+    apply (joined_fwd V E y' x x H), joined_here.
+Qed.
+
+Lemma jn_edge (E : list (V * V)) x y : In (x, y) E -> joined V E x y.
+Proof. intro H; apply (joined_fwd V E x y y H), joined_here. Qed.
+
+(* Kruskal keeps (a, b) when the pairs strictly before it do not join a and
+   b (a pair a = b is never kept). *)
+Definition kruskal_keeps (a b : V) :=
+  ~ linked (fun c d => before c d a b) a b.
+
+Lemma linked_mono (P Q : V -> V -> Prop) x y :
+  (forall c d, P c d -> Q c d) -> linked P x y -> linked Q x y.
+Proof.
+  intros HPQ.
+  induction 1 as [x | x y z H _ IH | x y z H _ IH].
+  - apply linked_here.
+  - exact (linked_fwd Q x y z (HPQ _ _ H) IH).
+  - exact (linked_bwd Q x y z (HPQ _ _ H) IH).
+Qed.
+
+Lemma keeps_sym a b : kruskal_keeps a b -> kruskal_keeps b a.
+Proof.
+  intros Hk Hl; apply Hk.
+  apply linked_sym.
+  apply (linked_mono (fun c d => before c d b a)); [| exact Hl].
+  intros c d; apply before_same_r, swap_edge.
+Qed.
+
+Lemma pair_dec (e f : V * V) : {e = f} + {e <> f}.
+Proof. decide equality. Qed.
+
+(* The latest edge of a non-empty list. *)
+Lemma latest_edge (E : list (V * V)) : E <> [] ->
+  exists p q, In (p, q) E /\ forall c d, In (c, d) E -> ~ before p q c d.
+Proof.
+  induction E as [| [x y] t IH]; intro Hne; [now elim Hne |].
+  destruct t as [| h t'].
+  - exists x, y; split; [now left |].
+    intros c d [Hc | []]; injection Hc as <- <-.
+    apply before_irrefl; left; auto.
+  - destruct IH as (p & q & Hin & Hmax); [discriminate |].
+    destruct (before_total p q x y) as [Hb | [Hb | Hs]].
+    + exists x, y; split; [now left |].
+      intros c d [Hc | Hc].
+      * injection Hc as <- <-; apply before_irrefl; left; auto.
+      * intro Hxc; exact (Hmax c d Hc (before_trans _ _ _ _ _ _ Hb Hxc)).
+    + exists p, q; split; [now right |].
+      intros c d [Hc | Hc].
+      * injection Hc as <- <-; intro H.
+        exact (before_irrefl p q p q (or_introl (conj eq_refl eq_refl))
+                 (before_trans _ _ _ _ _ _ H Hb)).
+      * exact (Hmax c d Hc).
+    + exists p, q; split; [now right |].
+      intros c d [Hc | Hc].
+      * injection Hc as <- <-; apply before_irrefl; exact Hs.
+      * exact (Hmax c d Hc).
+Qed.
+
+(* The list less every naming of the edge (p, q). *)
+Definition drop_edge (p q : V) (E : list (V * V)) :=
+  filter (fun e => if same_edge_dec (fst e) (snd e) p q then false else true) E.
+
+Lemma drop_edge_in p q E c d :
+  In (c, d) (drop_edge p q E) <-> In (c, d) E /\ ~ same_edge V c d p q.
+Proof.
+  unfold drop_edge; rewrite filter_In; simpl.
+  destruct (same_edge_dec c d p q); intuition discriminate.
+Qed.
+
+Lemma drop_edge_shorter p q E :
+  In (p, q) E -> length (drop_edge p q E) < length E.
+Proof.
+  induction E as [| [x y] t IH]; intros H; [destruct H |].
+  unfold drop_edge; simpl.
+  destruct (same_edge_dec x y p q) as [Hs | Hs].
+  - fold (drop_edge p q t).
+    apply Nat.lt_succ_r.
+    clear IH H; induction t as [| [u w] t' IH']; simpl; [apply le_n |].
+    unfold drop_edge in IH' |- *; simpl.
+    destruct (same_edge_dec u w p q); simpl; lia.
+  - destruct H as [H | H].
+    + injection H as -> ->; elim Hs; left; auto.
+    + fold (drop_edge p q t); simpl.
+      apply (proj1 (Nat.succ_lt_mono _ _)), IH, H.
+Qed.
+
+(* A walk of E from x to b either avoids the edge (p, q) or crosses it. *)
+Definition around (E : list (V * V)) p q x b :=
+  joined V E x b \/ (joined V E x p /\ joined V E q b) \/
+  (joined V E x q /\ joined V E p b).
+
+Lemma around_swap E p q x y b :
+  (x = p /\ y = q) \/ (x = q /\ y = p) -> around E p q y b -> around E p q x b.
+Proof.
+  unfold around; intros [[-> ->] | [-> ->]] [H | [[H1 H2] | [H1 H2]]].
+  - right; left; split; [apply joined_here | exact H].
+  - left; exact (jn_trans E p q b (jn_sym E q p H1) H2).
+  - left; exact H2.
+  - right; right; split; [apply joined_here | exact H].
+  - left; exact H2.
+  - left; exact (jn_trans E q p b (jn_sym E p q H1) H2).
+Qed.
+
+Lemma walk_around E p q x b :
+  joined V E x b -> around (drop_edge p q E) p q x b.
+Proof.
+  induction 1 as [x | x y z H _ IH | x y z H _ IH].
+  - left; apply joined_here.
+  - destruct (same_edge_dec x y p q) as [Hs | Hs].
+    + apply (around_swap _ p q x y z); [destruct Hs; auto | exact IH].
+    + assert (H' : In (x, y) (drop_edge p q E)) by (apply drop_edge_in; auto).
+      destruct IH as [J | [[J1 J2] | [J1 J2]]]; unfold around.
+      * left; exact (joined_fwd _ _ x y z H' J).
+      * right; left; split; [exact (joined_fwd _ _ x y p H' J1) | exact J2].
+      * right; right; split; [exact (joined_fwd _ _ x y q H' J1) | exact J2].
+  - destruct (same_edge_dec y x p q) as [Hs | Hs].
+    + apply (around_swap _ p q x y z);
+        [destruct Hs as [[-> ->] | [-> ->]]; auto | exact IH].
+    + assert (H' : In (y, x) (drop_edge p q E)) by (apply drop_edge_in; auto).
+      destruct IH as [J | [[J1 J2] | [J1 J2]]]; unfold around.
+      * left; exact (joined_bwd _ _ x y z H' J).
+      * right; left; split; [exact (joined_bwd _ _ x y p H' J1) | exact J2].
+      * right; right; split; [exact (joined_bwd _ _ x y q H' J1) | exact J2].
+Qed.
+
+(* Kruskal's edges hold no cycle: a list of kept edges that joins the ends
+   of a kept pair holds that pair. *)
+(* req: cfl.alg1.opt *)
+Theorem kruskal_acyclic (E : list (V * V)) a b :
+  (forall c d, In (c, d) E -> kruskal_keeps c d) ->
+  kruskal_keeps a b -> joined V E a b -> In (a, b) E \/ In (b, a) E.
+Proof.
+  remember (length E) as len eqn:Hlen.
+  revert E Hlen.
+  induction len as [len IH] using lt_wf_ind; intros E Hlen HE Hab Hj.
+  destruct (in_dec pair_dec (a, b) E)
+    as [Hi | Hni]; [now left |].
+  destruct (in_dec pair_dec (b, a) E)
+    as [Hi | Hni']; [now right |].
+  destruct E as [| e0 E0] eqn:HE0.
+  { inversion Hj as [x Hx Hy | x y z Hin | x y z Hin];
+      [| destruct Hin | destruct Hin].
+    subst; elim Hab; apply linked_here. }
+  rewrite <- HE0 in *.
+  destruct (latest_edge E) as (p & q & Hpq & Hmax); [rewrite HE0; discriminate |].
+  (* every edge of E other than (p, q) comes before it *)
+  assert (Hearly : forall c d, In (c, d) E -> ~ same_edge V c d p q ->
+                   before c d p q).
+  { intros c d Hc Hs.
+    destruct (before_total c d p q) as [H | [H | H]];
+      [exact H | elim (Hmax c d Hc H) | elim (Hs H)]. }
+  assert (Hne : ~ same_edge V a b p q).
+  { intros [[-> ->] | [-> ->]]; auto. }
+  destruct (before_total p q a b) as [Hlate | [Hlate | Hs]]; [| | elim (Hne (same_edge_sym _ _ _ _ Hs))].
+  - (* (a, b) is the latest: E joins a and b by edges before it *)
+    elim Hab.
+    apply (linked_of_joined E); [| exact Hj].
+    intros c d Hc.
+    destruct (same_edge_dec c d p q) as [Hs | Hs].
+    + exact (before_same_l _ _ _ _ _ _ Hs Hlate).
+    + exact (before_trans _ _ _ _ _ _ (Hearly c d Hc Hs) Hlate).
+  - (* (p, q) is later than (a, b): a walk around it closes it *)
+    assert (Hdrop : forall c d, In (c, d) (drop_edge p q E) -> before c d p q).
+    { intros c d Hc; apply drop_edge_in in Hc as [Hc Hs].
+      exact (Hearly c d Hc Hs). }
+    destruct (walk_around E p q a b Hj) as [J | [[J1 J2] | [J1 J2]]].
+    + destruct (IH (length (drop_edge p q E))) with (E := drop_edge p q E)
+        as [H | H]; auto.
+      * rewrite Hlen; apply drop_edge_shorter, Hpq.
+      * intros c d Hc; apply drop_edge_in in Hc as [Hc _]; exact (HE c d Hc).
+      * apply drop_edge_in in H as [H _]; now left.
+      * apply drop_edge_in in H as [H _]; now right.
+    + elim (HE p q Hpq).
+      apply (linked_trans _ p a q).
+      * exact (linked_sym _ a p (linked_of_joined _ _ a p Hdrop J1)).
+      * apply (linked_fwd _ a b q Hlate).
+        exact (linked_sym _ q b (linked_of_joined _ _ q b Hdrop J2)).
+    + elim (HE p q Hpq).
+      apply (linked_trans _ p b q).
+      * exact (linked_of_joined _ _ p b Hdrop J2).
+      * apply (linked_bwd _ b a q Hlate).
+        exact (linked_of_joined _ _ a q Hdrop J1).
+Qed.
+
+(* The run of Prim, as in the section Prim, and what WP proves of it. *)
+Variable n : nat.
+Variable order : nat -> V.
+Variable par : nat -> V.
+Variable joined_by : nat -> V -> bool.
+Hypothesis prim_cut : forall k, (1 <= k <= n)%nat ->
+  first_across V before (joined_by k) (par k) (order k).
+Hypothesis order_onto : forall v, exists k, (k <= n)%nat /\ order k = v.
+Hypothesis par_earlier : forall k, (1 <= k <= n)%nat ->
+  exists j, (j < k)%nat /\ par k = order j.
+
+Definition prim_edges := map (fun k => (par k, order k)) (seq 1 n).
+
+Definition prim_edge (a b : V) :=
+  exists k, (1 <= k <= n)%nat /\ a = par k /\ b = order k.
+
+Lemma prim_edges_in a b : In (a, b) prim_edges <-> prim_edge a b.
+Proof.
+  unfold prim_edges, prim_edge; rewrite in_map_iff; split.
+  - intros (k & Hk & Hin); apply in_seq in Hin.
+    injection Hk as <- <-; exists k; split; [lia | auto].
+  - intros (k & Hk & -> & ->); exists k; split; [auto | apply in_seq; lia].
+Qed.
+
+Lemma prim_edge_kept a b : prim_edge a b -> kruskal_keeps a b.
+Proof.
+  intros (k & Hk & -> & ->) Hl.
+  destruct (prim_cut k Hk) as [Hc Hfirst].
+  destruct (linked_cross _ (joined_by k) _ _ Hl Hc) as (i & j & Hb & Hd).
+  exact (Hfirst i j Hd Hb).
+Qed.
+
+(* Prim's tree joins every item to the root, order 0. *)
+Lemma prim_reaches_root k : (k <= n)%nat ->
+  joined V prim_edges (order k) (order 0).
+Proof.
+  induction k as [k IH] using lt_wf_ind; intro Hk.
+  destruct k as [| k']; [apply joined_here |].
+  destruct (par_earlier (S k')) as (j & Hj & Hp); [lia |].
+  apply (joined_bwd V prim_edges (order (S k')) (par (S k'))).
+  - apply prim_edges_in; exists (S k'); split; [lia | auto].
+  - rewrite Hp; apply IH; lia.
+Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem prim_spans x y : joined V prim_edges x y.
+Proof.
+  destruct (order_onto x) as (i & Hi & <-).
+  destruct (order_onto y) as (j & Hj & <-).
+  exact (jn_trans _ _ _ _ (prim_reaches_root i Hi)
+           (jn_sym _ _ _ (prim_reaches_root j Hj))).
+Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem prim_equals_kruskal a b :
+  kruskal_keeps a b <-> prim_edge a b \/ prim_edge b a.
+Proof.
+  split.
+  - intro Hk.
+    destruct (kruskal_acyclic prim_edges a b) as [H | H].
+    + intros c d Hc; apply prim_edge_kept, prim_edges_in, Hc.
+    + exact Hk.
+    + apply prim_spans.
+    + left; apply prim_edges_in, H.
+    + right; apply prim_edges_in, H.
+  - intros [H | H].
+    + exact (prim_edge_kept a b H).
+    + exact (keeps_sym b a (prim_edge_kept b a H)).
+Qed.
+
+End PrimKruskal.
