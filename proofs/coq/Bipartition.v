@@ -42,7 +42,7 @@
    at the end proves its first half (Kruskal keeps every edge Prim adds),
    not the count that makes the two trees equal. *)
 
-From Coq Require Import Reals List Bool Lia.
+From Coq Require Import Reals List Bool Lia Lra Permutation.
 Import ListNotations.
 Open Scope R_scope.
 
@@ -387,25 +387,25 @@ End Prim.
 
    Kruskal's tree (Algorithm 1, l. 3–5, run on the whole sorted list, and
    not stopped) keeps the pair (a, b) exactly when the pairs strictly
-   before it do not join a and b: kruskal_keeps.  (On the sorted list the
-   pairs Kruskal kept before (a, b) join the same items as all the pairs
-   before it, since a pair it drops had its ends joined already;
-   kruskal_run_keeps proves it for the run on a list.)
+   before it do not join a and b: kruskal_keeps, the model of
+   prim_tree_kruskal.  (The run tests (a, b) against the pairs it kept
+   before it, which join the same items as all the pairs before it, a
+   pair it drops having its ends joined already; and a second naming of
+   an edge it met is dropped, its ends being joined: by reading, the
+   classical invariant of Kruskal's algorithm, not proved here.)
 
    Proved.
+     - kruskal_acyclic: Kruskal's edges hold no cycle: a list of kept
+       pairs that joins the ends of a kept pair holds that pair (were it
+       missing, the latest pair of the list would be closed by earlier
+       ones, through the walk around it);
+     - prim_spans: Prim's tree joins every two items;
      - prim_equals_kruskal: a pair is kept by Kruskal exactly when it is
        an edge of Prim's tree (either way round): one half is
-       prim_tree_kruskal, the other that Kruskal's edges hold no cycle
-       (kruskal_acyclic: a list of kept edges that joins the ends of a
-       kept pair holds that pair; its latest edge would otherwise be
-       closed by earlier ones) while Prim's tree joins every two items
-       (prim_spans);
-     - prim_cycle: for every pair (a, b) off Prim's tree, the tree edges
-       that come strictly before (a, b) join a and b (the cycle property);
-     - prim_maximal: for every spanning tree given as the C gives one (a
-       parent map with a rank that falls strictly to the root; any tree is
-       one, rooted at Prim's root), the sum of α over its edges is at most
-       the sum over Prim's. *)
+       prim_tree_kruskal's argument, the other kruskal_acyclic applied to
+       Prim's tree, whose edges Kruskal keeps and which joins the ends of
+       every pair.  So Prim's tree is Kruskal's, edge for edge, under the
+       code's strict order with its tie rule. *)
 
 Section PrimKruskal.
 
@@ -783,3 +783,378 @@ Proof.
 Qed.
 
 End PrimKruskal.
+
+(* Prim's tree has the largest weight of all spanning trees.
+
+   Model.  The order is edge_first itself: each edge {a, b} has a position
+   pos a b (edge_pos: the same whichever end is named first, pos_sym, and
+   distinct for distinct edges, pos_inj, as edge_pos's definition shows)
+   and a similarity α(pos a b) (the entry of the upper triangle the C
+   reads), and (a, b) comes before (c, d) when its α is larger, or equal
+   with the smaller position (before_pos, edge_first's definition).
+   before_of_positions proves it a strict total order, the hypotheses of
+   the section PrimKruskal.  The run of Prim is the section Prim's, with
+   the cut at step j holding the vertices joined before it (cut_joined:
+   the loop invariant `joined`, prim_joined, in_tree[v] ≠ 0 exactly when
+   prim_slot[v] < added), no vertex joined twice (order_inj: prim_perm)
+   and every tree edge hanging from an earlier vertex (par_earlier, as in
+   PrimKruskal).  A spanning tree of the n + 1 items is a list of n
+   distinct edges (distinct positions) that joins every two items; its
+   weight the sum of α over its edges.
+
+   Proved.
+     - before_of_positions: before_pos is irreflexive on an edge however
+       named, transitive and total;
+     - tree_exchange: a walk from a to b whose ends a cut D separates holds
+       an edge (p, q) across D that (a, b) can replace: the walk's edges
+       less (p, q), with (a, b), still join p and q;
+     - prim_maximal: every spanning tree's weight is at most that of
+       Prim's tree (the exchange argument: the first edge of Prim's tree a
+       spanning tree lacks replaces, in it, an edge across the same cut,
+       which by the cut property is no heavier; n such steps turn it into
+       Prim's tree without losing weight). *)
+
+Section Maximal.
+
+Variable V : Type.
+Hypothesis eq_dec : forall x y : V, {x = y} + {x <> y}.
+Variable alpha : nat -> R.
+Variable pos : V -> V -> nat.
+Hypothesis pos_sym : forall a b, pos a b = pos b a.
+Hypothesis pos_inj : forall a b c d, pos a b = pos c d -> same_edge V a b c d.
+
+(* edge_first (proofs/acsl/cluster.h). *)
+Definition before_pos (a b c d : V) :=
+  alpha (pos c d) < alpha (pos a b) \/
+  (alpha (pos a b) = alpha (pos c d) /\ (pos a b < pos c d)%nat).
+
+Lemma same_edge_pos a b c d : same_edge V a b c d -> pos a b = pos c d.
+Proof. intros [[-> ->] | [-> ->]]; auto. Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem before_of_positions :
+  (forall a b c d, same_edge V a b c d -> ~ before_pos a b c d) /\
+  (forall a b c d e f,
+     before_pos a b c d -> before_pos c d e f -> before_pos a b e f) /\
+  (forall a b c d,
+     before_pos a b c d \/ before_pos c d a b \/ same_edge V a b c d).
+Proof.
+  unfold before_pos; split; [| split].
+  - intros a b c d Hs; rewrite (same_edge_pos a b c d Hs).
+    intros [H | [_ H]]; [lra | lia].
+  - intros a b c d e f [H1 | [H1 H1']] [H2 | [H2 H2']].
+    + left; lra.
+    + left; lra.
+    + left; lra.
+    + right; split; [lra | lia].
+  - intros a b c d.
+    destruct (total_order_T (alpha (pos a b)) (alpha (pos c d)))
+      as [[H | H] | H].
+    + right; left; left; exact H.
+    + destruct (lt_eq_lt_dec (pos a b) (pos c d)) as [[Hp | Hp] | Hp].
+      * left; right; auto.
+      * right; right; apply pos_inj, Hp.
+      * right; left; right; auto.
+    + left; left; exact H.
+Qed.
+
+Variable n : nat.
+Variable order : nat -> V.
+Variable par : nat -> V.
+Variable joined_by : nat -> V -> bool.
+Hypothesis prim_cut : forall k, (1 <= k <= n)%nat ->
+  first_across V before_pos (joined_by k) (par k) (order k).
+Hypothesis order_inj : forall i j, (i <= n)%nat -> (j <= n)%nat ->
+  order i = order j -> i = j.
+Hypothesis par_earlier : forall k, (1 <= k <= n)%nat ->
+  exists j, (j < k)%nat /\ par k = order j.
+Hypothesis cut_joined : forall j i, (1 <= j <= n)%nat -> (i < j)%nat ->
+  joined_by j (order i) = true.
+
+Definition epos (e : V * V) := pos (fst e) (snd e).
+Definition wsum (E : list (V * V)) : R :=
+  fold_right (fun e s => alpha (epos e) + s) 0 E.
+Definition prim_tree := map (fun k => (par k, order k)) (seq 1 n).
+
+(* the lemmas of lists the exchange needs *)
+Lemma joined_incl (E E' : list (V * V)) x y :
+  (forall c d, In (c, d) E -> joined V E' c d) -> joined V E x y ->
+  joined V E' x y.
+Proof.
+  intros HE.
+  induction 1 as [x | x y' w H _ IH | x y' w H _ IH].
+  - apply joined_here.
+  - exact (jn_trans V E' x y' w (HE _ _ H) IH).
+  - exact (jn_trans V E' x y' w (jn_sym V E' y' x (HE _ _ H)) IH).
+Qed.
+
+Lemma joined_sub (E E' : list (V * V)) x y :
+  (forall e, In e E -> In e E') -> joined V E x y -> joined V E' x y.
+Proof.
+  intros HE; apply joined_incl; intros c d H; apply jn_edge, HE, H.
+Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem tree_exchange (E : list (V * V)) (D : V -> bool) a b :
+  joined V E a b -> D a <> D b ->
+  exists p q, In (p, q) E /\ D p <> D q /\
+    joined V ((a, b) :: drop_edge V eq_dec p q E) p q.
+Proof.
+  remember (length E) as len eqn:Hlen.
+  revert E Hlen.
+  induction len as [len IH] using lt_wf_ind; intros E Hlen Hj Hd.
+  destruct (crossing_edge V E D a b Hj Hd) as (p & q & Hpq & Hc).
+  assert (Hsub : forall e, In e (drop_edge V eq_dec p q E) ->
+                 In e ((a, b) :: drop_edge V eq_dec p q E))
+    by (intros e He; now right).
+  destruct (walk_around V eq_dec E p q a b Hj) as [J | [[J1 J2] | [J1 J2]]].
+  - destruct (IH (length (drop_edge V eq_dec p q E))) with
+        (E := drop_edge V eq_dec p q E) as (p' & q' & Hin & Hc' & J');
+      auto.
+    + rewrite Hlen; apply drop_edge_shorter, Hpq.
+    + apply drop_edge_in in Hin as [Hin _].
+      exists p', q'; split; [exact Hin | split; [exact Hc' |]].
+      apply (joined_sub ((a, b) :: drop_edge V eq_dec p' q'
+                                      (drop_edge V eq_dec p q E)) _ p' q');
+        [| exact J'].
+      intros [c d] [He | He]; [now left | right].
+      apply drop_edge_in in He as [He Hs]; apply drop_edge_in in He as [He _].
+      apply drop_edge_in; auto.
+  - exists p, q; split; [exact Hpq | split; [exact Hc |]].
+    apply (jn_trans V _ p a q).
+    + exact (jn_sym V _ a p (joined_sub _ _ a p Hsub J1)).
+    + apply (joined_fwd V _ a b q); [now left |].
+      exact (jn_sym V _ q b (joined_sub _ _ q b Hsub J2)).
+  - exists p, q; split; [exact Hpq | split; [exact Hc |]].
+    apply (jn_trans V _ p b q).
+    + exact (joined_sub _ _ p b Hsub J2).
+    + apply (joined_bwd V _ b a q); [now left |].
+      exact (joined_sub _ _ a q Hsub J1).
+Qed.
+
+(* Dropping an edge of a list of distinct edges takes one entry out. *)
+Lemma drop_all (E : list (V * V)) p q :
+  (forall c d, In (c, d) E -> ~ same_edge V c d p q) ->
+  drop_edge V eq_dec p q E = E.
+Proof.
+  induction E as [| [c d] t IH]; intro H; [reflexivity |].
+  unfold drop_edge in *; simpl.
+  destruct (same_edge_dec V eq_dec c d p q) as [Hs | Hs].
+  - elim (H c d (or_introl eq_refl) Hs).
+  - f_equal; apply IH; intros c' d' Hi; apply H; now right.
+Qed.
+
+Lemma drop_one (E : list (V * V)) p q :
+  In (p, q) E -> NoDup (map epos E) ->
+  length E = S (length (drop_edge V eq_dec p q E)) /\
+  wsum E = alpha (pos p q) + wsum (drop_edge V eq_dec p q E).
+Proof.
+  induction E as [| [c d] t IH]; intros Hin Hnd; [destruct Hin |].
+  simpl in Hnd; apply NoDup_cons_iff in Hnd as [Hnot Hnd].
+  unfold drop_edge; simpl.
+  destruct (same_edge_dec V eq_dec c d p q) as [Hs | Hs].
+  - fold (drop_edge V eq_dec p q t).
+    rewrite drop_all.
+    + unfold epos at 1; simpl; rewrite (same_edge_pos c d p q Hs); auto.
+    + intros c' d' Hi Hs'; apply Hnot.
+      unfold epos at 1; simpl; rewrite (same_edge_pos c d p q Hs).
+      rewrite <- (same_edge_pos c' d' p q Hs').
+      apply (in_map epos t (c', d') Hi).
+  - destruct Hin as [Hin | Hin].
+    + injection Hin as -> ->; elim Hs; left; auto.
+    + fold (drop_edge V eq_dec p q t).
+      destruct (IH Hin Hnd) as [Hl Hw]; simpl.
+      rewrite Hl, Hw; split; [reflexivity | ring].
+Qed.
+
+Lemma nodup_drop (E : list (V * V)) p q :
+  NoDup (map epos E) -> NoDup (map epos (drop_edge V eq_dec p q E)).
+Proof.
+  induction E as [| [c d] t IH]; intro Hnd; [constructor |].
+  simpl in Hnd; apply NoDup_cons_iff in Hnd as [Hnot Hnd].
+  unfold drop_edge; simpl.
+  destruct (same_edge_dec V eq_dec c d p q); fold (drop_edge V eq_dec p q t).
+  - exact (IH Hnd).
+  - simpl; constructor; [| exact (IH Hnd)].
+    intro Hi; apply Hnot.
+    apply in_map_iff in Hi as ([c' d'] & He & Hi).
+    apply drop_edge_in in Hi as [Hi _].
+    rewrite <- He; exact (in_map epos t (c', d') Hi).
+Qed.
+
+Lemma sum_perm (l l' : list nat) : Permutation l l' ->
+  fold_right (fun k s => alpha k + s) 0 l =
+  fold_right (fun k s => alpha k + s) 0 l'.
+Proof.
+  induction 1 as [| x l l' _ IH | x y l | l l' l'' _ IH1 _ IH2]; simpl.
+  - reflexivity.
+  - rewrite IH; reflexivity.
+  - ring.
+  - rewrite IH1; exact IH2.
+Qed.
+
+Lemma wsum_positions (E : list (V * V)) :
+  wsum E = fold_right (fun k s => alpha k + s) 0 (map epos E).
+Proof.
+  induction E as [| e t IH]; simpl; [reflexivity | rewrite IH; reflexivity].
+Qed.
+
+(* The edges of Prim's tree: (par k, order k), 1 ≤ k ≤ n. *)
+Lemma prim_tree_in a b : In (a, b) prim_tree <->
+  exists k, (1 <= k <= n)%nat /\ a = par k /\ b = order k.
+Proof.
+  unfold prim_tree; rewrite in_map_iff; split.
+  - intros (k & Hk & Hin); apply in_seq in Hin.
+    injection Hk as <- <-; exists k; split; [lia | auto].
+  - intros (k & Hk & -> & ->); exists k; split; [auto | apply in_seq; lia].
+Qed.
+
+Lemma prim_distinct i j : (1 <= i <= n)%nat -> (1 <= j <= n)%nat ->
+  pos (par i) (order i) = pos (par j) (order j) -> i = j.
+Proof.
+  intros Hi Hj Hp.
+  destruct (pos_inj _ _ _ _ Hp) as [[_ Ho] | [Hpo Hop]].
+  - apply order_inj; auto; lia.
+  - destruct (par_earlier i Hi) as (i' & Hi' & Hpi).
+    destruct (par_earlier j Hj) as (j' & Hj' & Hpj).
+    rewrite Hpi in Hpo; rewrite Hpj in Hop.
+    apply order_inj in Hpo; [| lia | lia].
+    apply order_inj in Hop; [| lia | lia].
+    lia.
+Qed.
+
+Lemma nodup_seq_map (g : nat -> nat) len s :
+  (forall i j, (s <= i < s + len)%nat -> (s <= j < s + len)%nat ->
+     g i = g j -> i = j) ->
+  NoDup (map g (seq s len)).
+Proof.
+  revert s; induction len as [| len IH]; intros s Hg; simpl; [constructor |].
+  constructor.
+  - intro Hi; apply in_map_iff in Hi as (x & Hx & Hin).
+    apply in_seq in Hin.
+    assert (x = s) by (apply Hg; [lia | lia | exact Hx]); lia.
+  - apply IH; intros i j Hi Hj; apply Hg; lia.
+Qed.
+
+Lemma prim_tree_nodup : NoDup (map epos prim_tree).
+Proof.
+  unfold prim_tree; rewrite map_map.
+  apply nodup_seq_map; intros i j Hi Hj Hp; apply prim_distinct; auto; lia.
+Qed.
+
+Lemma prim_tree_length : length prim_tree = n.
+Proof. unfold prim_tree; rewrite map_length, seq_length; reflexivity. Qed.
+
+(* A spanning tree: n distinct edges joining every two items. *)
+Definition spanning_tree (E : list (V * V)) :=
+  length E = n /\ NoDup (map epos E) /\ forall x y, joined V E x y.
+
+Definition holds_prim (E : list (V * V)) k :=
+  forall i, (1 <= i <= k)%nat -> In (pos (par i) (order i)) (map epos E).
+
+(* A spanning tree that holds all of Prim's edges weighs what Prim's does. *)
+Lemma holds_all E : spanning_tree E -> holds_prim E n ->
+  wsum E = wsum prim_tree.
+Proof.
+  intros (Hl & Hnd & _) Hh.
+  rewrite !wsum_positions; symmetry; apply sum_perm.
+  assert (Hincl : incl (map epos prim_tree) (map epos E)).
+  { intros x Hx; apply in_map_iff in Hx as ([a b] & <- & Hx).
+    apply prim_tree_in in Hx as (k & Hk & -> & ->); exact (Hh k Hk). }
+  apply NoDup_Permutation; [exact prim_tree_nodup | exact Hnd |].
+  intro x; split; [apply Hincl |].
+  apply (NoDup_length_incl prim_tree_nodup); [| exact Hincl].
+  rewrite !map_length, prim_tree_length, Hl; apply le_n.
+Qed.
+
+(* One exchange: a spanning tree holding Prim's first k edges but not its
+   (k+1)-th weighs at most one that holds the first k + 1. *)
+Lemma exchange_step E k : (k < n)%nat -> spanning_tree E -> holds_prim E k ->
+  ~ In (pos (par (S k)) (order (S k))) (map epos E) ->
+  exists E', spanning_tree E' /\ holds_prim E' (S k) /\ wsum E <= wsum E'.
+Proof.
+  intros Hk (Hl & Hnd & Hsp) Hh Hnot.
+  set (j := S k); set (a := par j); set (b := order j).
+  assert (Hj : (1 <= j <= n)%nat) by (unfold j; lia).
+  destruct (prim_cut j Hj) as [Hcross Hfirst].
+  destruct (tree_exchange E (joined_by j) a b (Hsp a b) Hcross)
+    as (p & q & Hpq & Hc & Jpq).
+  set (E' := (a, b) :: drop_edge V eq_dec p q E).
+  destruct (drop_one E p q Hpq Hnd) as [Hlen Hw].
+  (* an edge inside the cut is not (p, q) *)
+  assert (Hinside : forall i, (1 <= i <= k)%nat ->
+            ~ same_edge V (par i) (order i) p q).
+  { intros i Hi Hs; apply Hc.
+    destruct (par_earlier i) as (i' & Hi' & Hp); [lia |].
+    assert (Hpar : joined_by j (par i) = true)
+      by (rewrite Hp; apply cut_joined; [exact Hj | lia]).
+    assert (Hord : joined_by j (order i) = true)
+      by (apply cut_joined; [exact Hj | unfold j; lia]).
+    destruct Hs as [[<- <-] | [<- <-]]; congruence. }
+  exists E'; split; [split; [| split] | split].
+  - unfold E'; simpl; rewrite <- Hl; symmetry; exact Hlen.
+  - unfold E'; simpl; constructor; [| exact (nodup_drop E p q Hnd)].
+    intro Hi; apply Hnot.
+    apply in_map_iff in Hi as ([c d] & He & Hi).
+    apply drop_edge_in in Hi as [Hi _].
+    apply in_map_iff; exists (c, d); split; [exact He | exact Hi].
+  - intros x y; apply (joined_incl E E'); [| apply Hsp].
+    intros c d Hcd.
+    destruct (same_edge_dec V eq_dec c d p q) as [[[-> ->] | [-> ->]] | Hs].
+    + exact Jpq.
+    + exact (jn_sym V E' p q Jpq).
+    + apply jn_edge; right; apply drop_edge_in; auto.
+  - intros i Hi.
+    destruct (Nat.eq_dec i j) as [-> | Hij]; [left; reflexivity |].
+    right.
+    destruct (in_map_iff epos E (pos (par i) (order i))) as [Hm _].
+    destruct (Hm (Hh i ltac:(unfold j in *; lia))) as ([c d] & He & Hcd).
+    apply in_map_iff; exists (c, d); split; [exact He |].
+    apply drop_edge_in; split; [exact Hcd |].
+    intros Hs; apply (Hinside i); [unfold j in *; lia |].
+    apply (same_edge_trans V _ _ c d); [| exact Hs].
+    apply pos_inj; symmetry; exact He.
+  - unfold E'; rewrite Hw; simpl; fold (epos (a, b)).
+    assert (Hle : alpha (pos p q) <= alpha (pos a b)).
+    { apply Rnot_lt_le; intro Hlt; apply (Hfirst p q Hc); left; exact Hlt. }
+    unfold epos; simpl; lra.
+Qed.
+
+(* prim_equals_kruskal for edge_first's own order: Prim's tree is, edge for
+   edge, Kruskal's under the C's order, its tie rule included. *)
+(* req: cfl.alg1.opt *)
+Theorem prim_is_kruskal :
+  (forall v, exists k, (k <= n)%nat /\ order k = v) ->
+  forall a b, kruskal_keeps V before_pos a b <->
+              prim_edge V n order par a b \/ prim_edge V n order par b a.
+Proof.
+  intros Honto a b.
+  destruct before_of_positions as (Hirr & Htrans & Htot).
+  exact (prim_equals_kruskal V eq_dec before_pos Hirr Htrans Htot n order par
+           joined_by prim_cut Honto par_earlier a b).
+Qed.
+
+(* req: cfl.alg1.opt *)
+Theorem prim_maximal (E : list (V * V)) :
+  spanning_tree E -> wsum E <= wsum prim_tree.
+Proof.
+  intro Ht.
+  assert (Hgen : forall d k E, (n - k = d)%nat -> (k <= n)%nat ->
+            spanning_tree E -> holds_prim E k -> wsum E <= wsum prim_tree).
+  { induction d as [| d IH]; intros k E0 Hd Hk Ht0 Hh.
+    - rewrite (holds_all E0 Ht0); [apply Rle_refl |].
+      intros i Hi; apply Hh; lia.
+    - destruct (in_dec Nat.eq_dec (pos (par (S k)) (order (S k)))
+                  (map epos E0)) as [Hin | Hnot].
+      + apply (IH (S k) E0); [lia | lia | exact Ht0 |].
+        intros i Hi; destruct (Nat.eq_dec i (S k)) as [-> | Hne];
+          [exact Hin | apply Hh; lia].
+      + destruct (exchange_step E0 k) as (E' & Ht' & Hh' & Hw);
+          [lia | exact Ht0 | exact Hh | exact Hnot |].
+        apply (Rle_trans _ (wsum E')); [exact Hw |].
+        apply (IH (S k) E'); [lia | lia | exact Ht' | exact Hh']. }
+  apply (Hgen (n - 0)%nat 0%nat E); [lia | lia | exact Ht |].
+  intros i Hi; lia.
+Qed.
+
+End Maximal.
