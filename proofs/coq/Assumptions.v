@@ -3,7 +3,8 @@
    is one of the standard library's own for the reals (and the excluded
    middle that Coquelicot's derivatives use): no unfinished proof and no
    assumption of our own. *)
-From Pflref Require Import PFedMeInner Sampling Pflego Variance Bipartition.
+From Pflref Require Import PFedMeInner Sampling Pflego Variance Bipartition
+  PrimControl.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -28,3 +29,15 @@ Print Assumptions subtree_components.
 Print Assumptions first_across_kruskal.
 Print Assumptions first_across_exchange.
 Print Assumptions prim_tree_kruskal.
+Print Assumptions kruskal_acyclic.
+Print Assumptions prim_spans.
+Print Assumptions prim_equals_kruskal.
+Print Assumptions before_of_positions.
+Print Assumptions tree_exchange.
+Print Assumptions prim_is_kruskal.
+Print Assumptions prim_maximal.
+Print Assumptions control_hypotheses.
+Print Assumptions control_cut_fails.
+Print Assumptions control_correct_cut.
+Print Assumptions control_not_kruskal.
+Print Assumptions control_not_maximal.

@@ -655,7 +655,6 @@ Qed.
 
 (* Kruskal's edges hold no cycle: a list of kept edges that joins the ends
    of a kept pair holds that pair. *)
-(* req: cfl.alg1.opt *)
 Theorem kruskal_acyclic (E : list (V * V)) a b :
   (forall c d, In (c, d) E -> kruskal_keeps c d) ->
   kruskal_keeps a b -> joined V E a b -> In (a, b) E \/ In (b, a) E.
@@ -756,7 +755,6 @@ Proof.
   - rewrite Hp; apply IH; lia.
 Qed.
 
-(* req: cfl.alg1.opt *)
 Theorem prim_spans x y : joined V prim_edges x y.
 Proof.
   destruct (order_onto x) as (i & Hi & <-).
@@ -831,7 +829,6 @@ Definition before_pos (a b c d : V) :=
 Lemma same_edge_pos a b c d : same_edge V a b c d -> pos a b = pos c d.
 Proof. intros [[-> ->] | [-> ->]]; auto. Qed.
 
-(* req: cfl.alg1.opt *)
 Theorem before_of_positions :
   (forall a b c d, same_edge V a b c d -> ~ before_pos a b c d) /\
   (forall a b c d e f,
@@ -894,7 +891,6 @@ Proof.
   intros HE; apply joined_incl; intros c d H; apply jn_edge, HE, H.
 Qed.
 
-(* req: cfl.alg1.opt *)
 Theorem tree_exchange (E : list (V * V)) (D : V -> bool) a b :
   joined V E a b -> D a <> D b ->
   exists p q, In (p, q) E /\ D p <> D q /\
