@@ -36,8 +36,11 @@ Print Assumptions before_of_positions.
 Print Assumptions tree_exchange.
 Print Assumptions prim_is_kruskal.
 Print Assumptions prim_maximal.
+Print Assumptions prim_bipartition_optimal.
 Print Assumptions control_hypotheses.
 Print Assumptions control_cut_fails.
 Print Assumptions control_correct_cut.
 Print Assumptions control_not_kruskal.
 Print Assumptions control_not_maximal.
+Print Assumptions control_cut_hypotheses.
+Print Assumptions control_not_optimal.

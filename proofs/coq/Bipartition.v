@@ -1153,4 +1153,82 @@ Proof.
   intros i Hi; lia.
 Qed.
 
+(* The C's bipartition is optimal.  optimal_bipartition cuts the tree edge
+   (par c, order c) that no other tree edge follows (last_tree_edge's
+   postcondition `last`, and `sides`' last_edge), and its sides are the
+   components of the tree less that edge (subtree_components, with the
+   tree edges of the steps k ≠ c: `forest`).  Then every pair the sides
+   separate has α at most the cut edge's (were it heavier, it would close
+   the cut edge with the rest of the tree, all before it, and Kruskal
+   would not keep the cut edge), and every bipartition D separates some
+   tree edge (the tree spans), whose α is at least the cut edge's.  That
+   is bipartition_optimal's conclusion for the C's sides, proved from
+   Prim's tree directly, with no appeal to Kruskal's forest stopped at
+   two components. *)
+Variable c : nat.
+Hypothesis c_step : (1 <= c <= n)%nat.
+Hypothesis c_last : forall k, (1 <= k <= n)%nat ->
+  ~ before_pos (par c) (order c) (par k) (order k).
+Variable F : list (V * V).
+Hypothesis F_edges : forall x y, In (x, y) F <->
+  exists k, (1 <= k <= n)%nat /\ k <> c /\ x = par k /\ y = order k.
+Variable side : V -> bool.
+Hypothesis side_components : forall x y, side x = side y <-> joined V F x y.
+
+Lemma F_before x y : In (x, y) F -> before_pos x y (par c) (order c).
+Proof.
+  intro H; apply F_edges in H as (k & Hk & Hkc & -> & ->).
+  destruct (proj2 (proj2 before_of_positions) (par k) (order k) (par c) (order c))
+    as [Hb | [Hb | Hs]].
+  - exact Hb.
+  - elim (c_last k Hk Hb).
+  - elim Hkc; apply prim_distinct; auto.
+    exact (same_edge_pos _ _ _ _ Hs).
+Qed.
+
+(* req: cfl.alg1.opt, cfl.alg1.l7 *)
+Theorem prim_bipartition_optimal :
+  (forall v, exists k, (k <= n)%nat /\ order k = v) ->
+  forall D : V -> bool, (exists x y, D x <> D y) ->
+  forall a b, side a <> side b ->
+  exists i j, D i <> D j /\ alpha (pos a b) <= alpha (pos i j).
+Proof.
+  intros Honto D (x & y & Hxy) a b Hab.
+  set (p := par c); set (q := order c).
+  assert (Hkept : kruskal_keeps V before_pos p q)
+    by (apply (prim_edge_kept V before_pos n order par joined_by prim_cut);
+        exists c; auto).
+  assert (Hlinked : forall u w, joined V F u w -> linked V (fun e f => before_pos e f p q) u w)
+    by (intros u w; apply linked_of_joined; exact F_before).
+  (* the cut edge crosses the sides *)
+  assert (Hpq : side p <> side q).
+  { intro He; apply Hkept, Hlinked, side_components, He. }
+  (* every pair across the sides: α at most the cut edge's *)
+  assert (Hcross : alpha (pos a b) <= alpha (pos p q)).
+  { apply Rnot_lt_le; intro Hlt.
+    assert (Hb : before_pos a b p q) by (left; exact Hlt).
+    apply Hkept.
+    destruct (bool_dec (side a) (side p)) as [Hap | Hap].
+    - assert (Hbq : side b = side q)
+        by (destruct (side a), (side b), (side p), (side q); congruence).
+      apply (linked_trans V _ p a q).
+      + apply Hlinked, side_components; congruence.
+      + apply (linked_fwd V _ a b q Hb), Hlinked, side_components; exact Hbq.
+    - assert (Haq : side a = side q)
+        by (destruct (side a), (side p), (side q); congruence).
+      assert (Hbp : side b = side p)
+        by (destruct (side a), (side b), (side p), (side q); congruence).
+      apply (linked_trans V _ p b q).
+      + apply Hlinked, side_components; congruence.
+      + apply (linked_bwd V _ b a q Hb), Hlinked, side_components; congruence. }
+  (* D separates a tree edge, which weighs at least the cut edge *)
+  destruct (crossing_edge V (prim_edges V n order par) D x y
+              (prim_spans V n order par Honto par_earlier x y) Hxy)
+    as (i & j & Hij & Hd).
+  apply prim_edges_in in Hij as (k & Hk & -> & ->).
+  exists (par k), (order k); split; [exact Hd |].
+  apply (Rle_trans _ _ _ Hcross).
+  apply Rnot_lt_le; intro Hlt; apply (c_last k Hk); left; exact Hlt.
+Qed.
+
 End Maximal.

@@ -1,5 +1,5 @@
 (* proofs/coq/PrimControl.v: the negative control of Bipartition.v's
-   prim_equals_kruskal / prim_is_kruskal and prim_maximal.
+   prim_is_kruskal, prim_maximal and prim_bipartition_optimal.
 
    A planted bug, as the WP controls of proofs/negative.txt plant one in a
    copy of the C: Prim that takes the WORST edge across the cut at every
@@ -28,7 +28,12 @@
        keeps (0, 1), which the mutant lacks): prim_is_kruskal's
        conclusion fails;
      - control_not_maximal: a spanning tree (the correct one) weighs more
-       than the mutant's: prim_maximal's conclusion fails. *)
+       than the mutant's: prim_maximal's conclusion fails;
+     - control_cut_hypotheses, control_not_optimal: the mutant's tree less
+       its last edge satisfies the hypotheses of prim_bipartition_optimal
+       on the cut edge and the sides (c_last, F_edges, side_components),
+       and its sides are not optimal: prim_bipartition_optimal's
+       conclusion fails. *)
 
 From Coq Require Import Reals List Bool Lia Lra.
 From Pflref Require Import Bipartition.
@@ -163,4 +168,50 @@ Proof.
       intros x y.
       apply (jn_trans item _ x i0 y); [apply jn_sym |]; apply H0.
   - unfold wsum, prim_tree, epos; simpl; unfold alpha; simpl; lra.
+Qed.
+
+(* The mutant's bipartition: its last tree edge in the order is (2, 1)
+   (α = 1, after (0, 2)), step c = 2; the tree less it is F = [(0, 2)] and
+   the sides are {1} against {0, 2}: every hypothesis of
+   prim_bipartition_optimal that concerns the cut holds (c_last, F_edges,
+   side_components), and its conclusion fails: the sides separate (0, 1),
+   α = 3, while the bipartition {2} against {0, 1} separates only pairs of
+   α ≤ 2. *)
+Definition m_side (v : item) : bool := match v with i1 => true | _ => false end.
+Definition m_forest := [(i0, i2)].
+
+Theorem control_cut_hypotheses :
+  (forall k, (1 <= k <= 2)%nat ->
+     ~ before (m_par 2) (m_order 2) (m_par k) (m_order k)) /\
+  (forall x y, In (x, y) m_forest <->
+     exists k, (1 <= k <= 2)%nat /\ k <> 2%nat /\ x = m_par k /\ y = m_order k) /\
+  (forall x y, m_side x = m_side y <-> joined item m_forest x y).
+Proof.
+  split; [| split].
+  - intros k Hk; destruct k as [| [| [| k]]]; try lia;
+      unfold before, before_pos, alpha, pos, num; simpl;
+      intros [H | [H Hp]]; lra || lia.
+  - intros x y; split.
+    + intros [H | []]; injection H as <- <-; exists 1%nat; auto.
+    + intros (k & Hk & Hk2 & -> & ->).
+      destruct k as [| [| [| k]]]; try lia; now left.
+  - intros x y; split.
+    + assert (J02 : joined item m_forest i0 i2)
+        by (apply jn_edge; now left).
+      destruct x, y; simpl; intro H; try discriminate H;
+        first [ apply joined_here | exact J02 | exact (jn_sym item _ _ _ J02) ].
+    + induction 1 as [x | x y z H _ IH | x y z H _ IH]; [reflexivity | |];
+        destruct H as [H | []]; injection H as <- <-; exact IH.
+Qed.
+
+Theorem control_not_optimal :
+  exists D : item -> bool, (exists x y, D x <> D y) /\
+  exists a b, m_side a <> m_side b /\
+    forall i j, D i <> D j -> alpha (pos i j) < alpha (pos a b).
+Proof.
+  exists (fun v => match v with i2 => true | _ => false end).
+  split; [exists i0, i2; discriminate |].
+  exists i0, i1; split; [discriminate |].
+  intros i j Hd; destruct i, j; simpl in Hd; try (elim Hd; reflexivity);
+    unfold alpha, pos, num; simpl; lra.
 Qed.
