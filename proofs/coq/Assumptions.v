@@ -37,6 +37,11 @@ Print Assumptions tree_exchange.
 Print Assumptions prim_is_kruskal.
 Print Assumptions prim_maximal.
 Print Assumptions prim_bipartition_optimal.
+Print Assumptions edge_pos_sym.
+Print Assumptions edge_pos_inj.
+Print Assumptions perm_order_inj.
+Print Assumptions perm_order_onto.
+Print Assumptions joined_cut.
 Print Assumptions control_hypotheses.
 Print Assumptions control_cut_fails.
 Print Assumptions control_correct_cut.

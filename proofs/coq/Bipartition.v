@@ -1232,3 +1232,89 @@ Proof.
 Qed.
 
 End Maximal.
+
+(* Refinement: the hypotheses above that follow from ACSL definitions of
+   proofs/acsl/cluster.h, transcribed over the items 0..m−1 (nat).
+
+   edge_pos(a, b, m) = a < b ? a·m + b : b·m + a gives pos_sym and
+   pos_inj (edge_pos_sym, edge_pos_inj: distinct edges of items < m have
+   distinct positions); the ghost permutation prim_perm(m) (prim_order and
+   its inverse prim_slot on 0..m−1, the loop invariant `order`) gives
+   order_inj and order_onto with n = m − 1 and order k = prim_order[k]
+   (perm_order_inj, perm_order_onto); and prim_joined(in_tree, m, added)
+   (the loop invariant `joined`: in_tree[v] ≠ 0 exactly when
+   prim_slot[v] < added) gives cut_joined with joined_by k v = in_tree[v] at
+   the join of added = k (joined_cut).  The rest is read (proofs/README.md,
+   table (b)). *)
+
+Section Acsl.
+
+Local Open Scope nat_scope.
+
+Variable m : nat.
+
+Definition edge_pos (a b : nat) := if a <? b then a * m + b else b * m + a.
+
+Lemma edge_pos_sym a b : edge_pos a b = edge_pos b a.
+Proof.
+  unfold edge_pos.
+  destruct (Nat.ltb_spec a b), (Nat.ltb_spec b a); try lia.
+  assert (a = b) by lia; subst; reflexivity.
+Qed.
+
+Lemma row_col a b c d : b < m -> d < m -> a * m + b = c * m + d ->
+  a = c /\ b = d.
+Proof.
+  intros Hb Hd H.
+  assert (Hm : m <> 0) by lia.
+  assert (Ha : (a * m + b) / m = a)
+    by (rewrite Nat.div_add_l by exact Hm; rewrite Nat.div_small by exact Hb; lia).
+  assert (Hc : (c * m + d) / m = c)
+    by (rewrite Nat.div_add_l by exact Hm; rewrite Nat.div_small by exact Hd; lia).
+  assert (a = c) by (rewrite <- Ha, <- Hc, H; reflexivity).
+  subst; split; [reflexivity | lia].
+Qed.
+
+Theorem edge_pos_inj a b c d : a < m -> b < m -> c < m -> d < m ->
+  edge_pos a b = edge_pos c d -> same_edge nat a b c d.
+Proof.
+  unfold edge_pos, same_edge; intros Ha Hb Hc Hd.
+  destruct (Nat.ltb_spec a b) as [Hab | Hab], (Nat.ltb_spec c d) as [Hcd | Hcd];
+    intro He; apply row_col in He as [H1 H2]; auto; subst; auto.
+Qed.
+
+Variables prim_order prim_slot : nat -> nat.
+
+(* prim_perm(m) of proofs/acsl/cluster.h *)
+Definition prim_perm :=
+  (forall k, k < m -> prim_order k < m /\ prim_slot (prim_order k) = k) /\
+  (forall v, v < m -> prim_slot v < m /\ prim_order (prim_slot v) = v).
+
+Theorem perm_order_inj : prim_perm -> forall i j, i <= m - 1 -> j <= m - 1 ->
+  prim_order i = prim_order j -> i = j.
+Proof.
+  intros [Ho _] i j Hi Hj He.
+  destruct (Nat.eq_dec m 0) as [-> | Hm]; [lia |].
+  destruct (Ho i ltac:(lia)) as [_ Hsi].
+  destruct (Ho j ltac:(lia)) as [_ Hsj].
+  rewrite <- Hsi, <- Hsj, He; reflexivity.
+Qed.
+
+Theorem perm_order_onto : prim_perm -> forall v, v < m ->
+  exists k, k <= m - 1 /\ prim_order k = v.
+Proof.
+  intros [_ Hs] v Hv; destruct (Hs v Hv) as [Hlt Hov].
+  exists (prim_slot v); split; [lia | exact Hov].
+Qed.
+
+(* prim_joined(in_tree, m, added) *)
+Theorem joined_cut (in_tree : nat -> bool) added : prim_perm ->
+  (forall v, v < m -> (in_tree v = true <-> prim_slot v < added)) ->
+  forall i, i < added -> i < m -> in_tree (prim_order i) = true.
+Proof.
+  intros [Ho _] Hj i Hi Him.
+  destruct (Ho i Him) as [Hlt Hs].
+  apply Hj; [exact Hlt | rewrite Hs; exact Hi].
+Qed.
+
+End Acsl.
