@@ -35,12 +35,13 @@
    (pflref_cluster_bipartition with PFLREF_BIPARTITION_OPTIMAL), which
    builds Algorithm 1's forest as the maximum spanning tree under the strict
    order of line 1 (Prim) less its last edge in that order; the kernels of
-   its subtree walk are proved by Frama-C (proofs/README.md).  That this
-   forest equals Kruskal's stopped at two components is the classical
-   uniqueness of the maximum spanning tree under a strict order, argued in
-   the file's header and checked by the golden vectors; the section Prim
-   at the end proves its first half (Kruskal keeps every edge Prim adds),
-   not the count that makes the two trees equal. *)
+   its subtree walk are proved by Frama-C (proofs/README.md).  The
+   sections at the end prove that Prim's tree is Kruskal's under that
+   order (prim_equals_kruskal, prim_is_kruskal), that it is a
+   maximum-weight spanning tree (prim_maximal), and that the C's sides,
+   the tree less its last edge, satisfy bipartition_optimal's conclusion
+   (prim_bipartition_optimal, proved from Prim's tree directly);
+   PrimControl.v is their negative control. *)
 
 From Coq Require Import Reals List Bool Lia Lra Permutation.
 Import ListNotations.
@@ -145,10 +146,9 @@ End Bipartition.
    subtree_components proves that the subtree of c is one component of the
    tree less its edge (parent c, c) and the rest the other: two items are on
    the same side exactly when the remaining tree edges join them, which is
-   `components` for the forest F = tree less that edge.  (That F is the
-   forest of Algorithm 1's first k pairs, Kruskal stopped at two
-   components, is the uniqueness of the maximum spanning tree under a
-   strict order: argued in cluster.c's header, not proved here.) *)
+   `components` for the forest F = tree less that edge.  That these sides
+   are optimal is prim_bipartition_optimal (section Maximal), which takes
+   this theorem's conclusion as its hypothesis side_components. *)
 
 Section Subtree.
 
@@ -288,11 +288,10 @@ End Subtree.
      - prim_tree_kruskal: for a run of Prim, each join's edge first across
        the cut of the vertices joined before it, every tree edge is an edge
        that Kruskal's run on the sorted list keeps.
-   Not proved here: that the two trees are equal (each has m − 1 edges,
-   Kruskal's a forest by construction, Prim's a tree by ranked_tree; a
-   count), and the exchange's other half (that trading the two edges
-   leaves a spanning tree).  The link to the C is by reading: `before` is
-   edge_first (the same definition: larger α, then the smaller
+   That the two trees are equal, and maximal, is the next two sections'
+   (prim_equals_kruskal, prim_maximal; tree_exchange is the exchange's
+   other half).  The link to the C is by reading: `before` is edge_first
+   (the same definition, before_pos below: larger α, then the smaller
    edge_pos), and first_across is cut_property's statement. *)
 
 Section Prim.
