@@ -42,6 +42,7 @@ Print Assumptions edge_pos_inj.
 Print Assumptions perm_order_inj.
 Print Assumptions perm_order_onto.
 Print Assumptions joined_cut.
+Print Assumptions kruskal_run_joins.
 Print Assumptions control_hypotheses.
 Print Assumptions control_cut_fails.
 Print Assumptions control_correct_cut.

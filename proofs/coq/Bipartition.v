@@ -375,7 +375,8 @@ End Prim.
      - par_earlier: the edge of step k ≥ 1 hangs from a vertex joined at a
        step j < k (the loop invariant rank_edge and the postcondition
        `tree`: prim_rank[parent[v]] < prim_rank[v], the rank of a joined
-       vertex being its step);
+       vertex being its step: prim_rank = prim_slot on the tree's
+       vertices, which the ghost code keeps, read);
    and of the order `before` (edge_first), that it is a strict total
    order on the edges: irreflexive on an edge however its ends are named,
    transitive, total (before_total).  before_of_positions below proves
@@ -389,9 +390,10 @@ End Prim.
    before it do not join a and b: kruskal_keeps, the model of
    prim_tree_kruskal.  (The run tests (a, b) against the pairs it kept
    before it, which join the same items as all the pairs before it, a
-   pair it drops having its ends joined already; and a second naming of
-   an edge it met is dropped, its ends being joined: by reading, the
-   classical invariant of Kruskal's algorithm, not proved here.)
+   pair it drops having its ends joined already: kruskal_run_joins, at the
+   end of the file.  On the sorted list the pairs before (a, b) are those
+   strictly before it in the order and earlier namings of the same edge,
+   whose second naming the run drops: read, not proved.)
 
    Proved.
      - kruskal_acyclic: Kruskal's edges hold no cycle: a list of kept
@@ -1317,3 +1319,49 @@ Proof.
 Qed.
 
 End Acsl.
+
+(* Kruskal's run on a list s of pairs (Algorithm 1, l. 3–5): each pair is
+   kept when the pairs kept before it do not join its ends, else dropped.
+   kruskal_run_joins: after any prefix, the kept pairs join exactly the
+   items all the pairs of the prefix join, the invariant by which the
+   run's test (against the kept pairs) is kruskal_keeps' test (against
+   all the pairs before, which on the sorted list are those strictly
+   before in the order, and earlier namings of the same edge). *)
+
+Section KruskalRun.
+
+Variable V : Type.
+
+Inductive kruskal_run : list (V * V) -> list (V * V) -> Prop :=
+| run_nil : kruskal_run [] []
+| run_keep s K a b : kruskal_run s K -> ~ joined V K a b ->
+    kruskal_run (s ++ [(a, b)]) (K ++ [(a, b)])
+| run_drop s K a b : kruskal_run s K -> joined V K a b ->
+    kruskal_run (s ++ [(a, b)]) K.
+
+Lemma joined_app_l (E E' : list (V * V)) x y :
+  joined V E x y -> joined V (E ++ E') x y.
+Proof.
+  apply joined_sub; intros e He; apply in_or_app; now left.
+Qed.
+
+Theorem kruskal_run_joins s K : kruskal_run s K ->
+  forall x y, joined V K x y <-> joined V s x y.
+Proof.
+  induction 1 as [| s K a b _ IH Hn | s K a b _ IH Hj]; intros x y.
+  - reflexivity.
+  - split; apply joined_incl; intros c d Hcd;
+      apply in_app_or in Hcd as [Hcd | [Hcd | []]].
+    + apply joined_app_l, IH, jn_edge, Hcd.
+    + injection Hcd as <- <-; apply jn_edge, in_or_app; right; now left.
+    + apply joined_app_l, IH, jn_edge, Hcd.
+    + injection Hcd as <- <-; apply jn_edge, in_or_app; right; now left.
+  - split.
+    + intro H; apply joined_app_l, IH, H.
+    + apply joined_incl; intros c d Hcd.
+      apply in_app_or in Hcd as [Hcd | [Hcd | []]].
+      * apply IH, jn_edge, Hcd.
+      * injection Hcd as <- <-; exact Hj.
+Qed.
+
+End KruskalRun.
