@@ -50,3 +50,6 @@ Print Assumptions control_not_kruskal.
 Print Assumptions control_not_maximal.
 Print Assumptions control_cut_hypotheses.
 Print Assumptions control_not_optimal.
+Print Assumptions control_kruskal_refutes.
+Print Assumptions control_maximal_refutes.
+Print Assumptions control_optimal_refutes.

@@ -33,7 +33,10 @@
        its last edge satisfies the hypotheses of prim_bipartition_optimal
        on the cut edge and the sides (c_last, F_edges, side_components),
        and its sides are not optimal: prim_bipartition_optimal's
-       conclusion fails. *)
+       conclusion fails;
+     - control_kruskal_refutes, control_maximal_refutes,
+       control_optimal_refutes: each theorem, applied to the mutant's run,
+       refutes its prim_cut (the theorems are used, not restated). *)
 
 From Coq Require Import Reals List Bool Lia Lra.
 From Pflref Require Import Bipartition.
@@ -214,4 +217,44 @@ Proof.
   exists i0, i1; split; [discriminate |].
   intros i j Hd; destruct i, j; simpl in Hd; try (elim Hd; reflexivity);
     unfold alpha, pos, num; simpl; lra.
+Qed.
+
+(* The theorems themselves refute the mutant: applied to its run, with the
+   hypotheses it satisfies (control_hypotheses, control_cut_hypotheses),
+   each of prim_is_kruskal, prim_maximal and prim_bipartition_optimal
+   yields that its run cannot satisfy prim_cut (control_kruskal_refutes,
+   control_maximal_refutes, control_optimal_refutes).  A weakened
+   statement of any of them would break these proofs. *)
+Definition m_prim_cut := forall k, (1 <= k <= 2)%nat ->
+  first_across item before (m_cut k) (m_par k) (m_order k).
+
+Theorem control_kruskal_refutes : ~ m_prim_cut.
+Proof.
+  intro Hcut.
+  destruct control_hypotheses as (Hsym & Hinj & Horder & Honto & Hpar & Hjoined).
+  apply control_not_kruskal.
+  exact (prim_is_kruskal item item_dec alpha pos Hsym Hinj 2 m_order m_par
+           m_cut Hcut Hpar Honto).
+Qed.
+
+Theorem control_maximal_refutes : ~ m_prim_cut.
+Proof.
+  intro Hcut.
+  destruct control_hypotheses as (Hsym & Hinj & Horder & Honto & Hpar & Hjoined).
+  destruct control_not_maximal as (E & HE & Hlt).
+  pose proof (prim_maximal item item_dec alpha pos Hsym Hinj 2 m_order m_par
+                m_cut Hcut Horder Hpar Hjoined E HE) as Hle.
+  lra.
+Qed.
+
+Theorem control_optimal_refutes : ~ m_prim_cut.
+Proof.
+  intro Hcut.
+  destruct control_hypotheses as (Hsym & Hinj & Horder & Honto & Hpar & Hjoined).
+  destruct control_cut_hypotheses as (Hlast & HF & Hside).
+  destruct control_not_optimal as (D & HD & a & b & Hab & Hbig).
+  destruct (prim_bipartition_optimal item alpha pos Hsym Hinj 2 m_order m_par
+              m_cut Hcut Horder Hpar 2 ltac:(lia) Hlast m_forest HF m_side Hside
+              Honto D HD a b Hab) as (i & j & Hd & Hle).
+  pose proof (Hbig i j Hd); lra.
 Qed.
