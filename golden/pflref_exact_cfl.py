@@ -251,13 +251,21 @@ def replay(spec, bugs=frozenset()):
     weights = sw.get("cfl.cluster_weights", "uniform")
     if "cfl-weights-flip" in bugs:
         weights = "samples" if weights == "uniform" else "uniform"
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how the local steps move a batch norm's
+    # running statistics (entries of θ_i, so of Δθ_i too)
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
     N = len(pr.clients)
     # req: cfl.alg5.l1
     theta = [list(w0) for _ in range(N)]
     import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
-    opt = po.for_spec(spec, pr, 1, bugs=bugs)
+    # opt.decay_scope = shared | personal reads the spec's split (the
+    # optimizer's λ_B, docs/optimizers.md); CFL itself reads no split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs=bugs)
     C = [list(range(N))]
     trace = Trace()
     # req: cfl.alg5.l2
@@ -272,7 +280,11 @@ def replay(spec, bugs=frozenset()):
             # req: cfl.alg5.l5
             if opt is not None:
                 opt.begin(i)
-            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta",
+            # lr.*: η c_t, c_t = round_factor (every client trains in
+            # every round, so lr.count = rounds and trainings agree)
+            local = px.local_sgd(pr, i, theta[i], steps,
+                                 eta * px.round_factor(alg, t, bugs), trace,
+                                 "train", t, "theta",
                                  bugs=frozenset(bugs) & pl.ALL_BUGS,
                                  opt=None if opt is None else opt.stepper(i, 0))
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]
