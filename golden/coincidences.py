@@ -1777,7 +1777,7 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
     ('bn.running', 'frozen'): "fedala fedpac fedproto fedrod lora pfedhn pflego",
-    ('bn.running_var', 'biased'): "fedala fedpac fedproto perfedavg pfedhn pflego",
+    ('bn.running_var', 'biased'): "fedala fedpac fedproto pfedhn pflego",
     ('lr.schedule', 'exponential'): "pflego",
     ('lr.schedule', 'step'): "apple fedala fedamp fedproto fedrod pflego",
     ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
