@@ -23,6 +23,13 @@ until two remain.
 The partition C is kept as a list of clusters (lists of client ids),
 ordered by smallest member; the recorded labels are positions in it.
 
+Shared switches: the local SGD steps through golden/pflref_exact_optim.py
+(opt.*; opt.decay_scope = shared | personal reads the spec's split, which
+CFL itself does not read), at η c_t in round t (lr.*, pflref_exact.
+round_factor: every client trains in every round, so the count is t), and
+moves a batch norm's running statistics as bn.running, bn.running_var say
+(they are entries of θ_i, so of Δθ_i and of the similarities).
+
 replay(spec, bugs) -> (trace, None, v, None) runs a cfl spec as written.
 Bugs (the catalogue's classes):
 

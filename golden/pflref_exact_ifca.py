@@ -14,6 +14,13 @@ personalised model of every client is then θ_ĵ at the new models.  The
 initial models are θ_j = w⁰ + j δ 𝟙 (σ = 0: the drawn part is not modelled
 here; supported() refuses σ > 0).
 
+Shared switches: LocalUpdate (Option II) steps through
+golden/pflref_exact_optim.py (opt.*; opt.decay_scope = shared | personal
+reads the spec's split, which IFCA itself does not read); γ is γ c_t in
+round t (lr.*, pflref_exact.round_factor, counted in rounds), in Option I's
+server step too; LocalUpdate's training passes move a batch norm's running
+statistics as bn.running, bn.running_var say.
+
 replay(spec, bugs) -> (trace, None, v, None).  Bugs:
 
   ifca-divide-cluster-size  Option I divided by the cluster's size |S_j|

@@ -97,6 +97,17 @@ call under opt.state = reset.  The personalisation stays plain (§5).
 Bugs: opt-steps-flip (meta <-> both), opt-two-states (both, the α step on
 an optimizer state of its own), and pflref_exact_optim's.
 
+Batch normalisation (a layer list with batchnorm layers; bn.running,
+bn.running_var through pflref_exact.Problem.bn_switches): torch's train()
+moves the one module's running statistics at every training forward,
+whichever point it runs at, and PFLlib's restore of parameters()
+(clientperavg.py:69-70) leaves them: a step moves w's statistics by the pass
+at w on D, then at w̃ on D′, then (exact) the Hessian-vector product's
+forward at w on D″, or (hf) the passes at w + δq and w − δq (fo: none on
+D″); the personalisation's pass moves θ_i's.  The server averages them with
+the parameters (bn.aggregate = average; parameters_only is
+golden/perfedavg/make_bn.py's, refused here).
+
 Presets (pflref list; written from the notes, not read from pflref):
   pfllib           fo, samples, one_alpha_step, calls two, lr.count
                    trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2),

@@ -9,7 +9,8 @@ at once, each free of the audit's shared coincidences (SHARED_RULES):
 every other constant; a step decay that fires inside the rounds; an
 optimizer state that crosses a client update; a decay scope that
 excludes a block that exists (a bias, a batch norm, a split); batch norm
-whose running statistics move (ρ = 0.2) under bn.running_var = biased.
+whose running statistics move (ρ = 0.2) under bn.running_var = biased
+and bn.running = frozen (the run with the default differs: bn_matters).
 
 Each vector's spec is run, as written, through its algorithm's exact
 replay (golden/audit.py's replay: pflref_exact_cfl.py, _ifca.py, _apfl.py,
@@ -56,6 +57,12 @@ optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                the head fc2 personal)
   fedalt/momentum-server-bn-biased, fedsim/momentum-server-bn-biased
                                torch momentum carried from client to client
+  perfedavg/exact-bn-biased, perfedavg/fo-bn-biased
+                               Per-FedAvg (exact; fo) without optimizer
+                               switches, the biased running variance: every
+                               training pass of a step (D, D', exact: D'')
+                               and the personalisation's moves the
+                               statistics
 
     /usr/bin/python3 golden/optim/make_shared_pb.py [OUTDIR]
 """
@@ -72,9 +79,9 @@ sys.path.insert(0, HERE)
 import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
 from make_shared_pfl import (ADAM_BUGS, ADAM_HYPER, ADAM_TEXT,  # noqa: E402
-                             BN_BIASED, BN_FLAGS, BN_FROZEN, BN_TEXT,
-                             CLASSICAL_BUGS, CLASSICAL_TEXT, FORM_BUGS,
-                             LR_BUGS, SCOPE_BUGS, STATE_BUGS, audit_frozen,
+                             BN_BIASED, BN_FLAGS, BN_FROZEN,
+                             CLASSICAL_BUGS, CLASSICAL_TEXT,
+                             LR_BUGS, STATE_BUGS, audit_frozen,
                              bn_covers, bugs, covered_free, decay_matters,
                              lifetimes_differ, replay, scope_matters,
                              tolerance)
@@ -146,6 +153,21 @@ def bn_spec(rel, algorithm, bn, split=None, rounds=None):
     if rounds is not None:
         spec["schedule"]["rounds"] = copy.deepcopy(rounds)
     return spec
+
+
+# The batch-norm MLP's text (its data and initial point those of the layers
+# vector named; the rounds are each vector's own, rounds_text)
+BN_MODEL = ("Layer list dense fc1 (3 -> 4, no bias) -> batchnorm1d bn1 (eps = "
+            "0.03, momentum 0.2) -> relu -> dense fc2 (4 -> 1), squared loss, "
+            "three clients (n = 4, 3, 5) (the data and initial point of "
+            "golden/%s).  ")
+
+
+def rounds_text(spec):
+    """'T rounds S = {..}, {..}.  ' of the spec's given schedule."""
+    rs = spec["schedule"]["rounds"]
+    return "%d rounds S = %s.  " % (len(rs), ", ".join(
+        "{%s}" % ", ".join(str(k) for k in r["clients"]) for r in rs))
 
 
 def bn_text(bn):
@@ -305,7 +327,7 @@ def cluster_vector(alg, kind):
         alg, name, "%s on a batch-norm MLP, %s, %s" % (
             label, title, "running statistics frozen" if bn == "frozen"
             else "biased running variance"),
-        head + BN_TEXT % rel + ("%d rounds.  " % T) + what + bn_text(bn),
+        head + BN_MODEL % rel + rounds_text(spec) + what + bn_text(bn),
         spec, tolerance("at most 2 local steps per client update, %d rounds%s"
                         % (T, TOL_SQRT), True),
         flags + fmap, bugs(mutants, mmap), covers_of(sw, bn))
@@ -369,7 +391,7 @@ def split_vector(alg, kind):
             {"apfl": "APFL", "fedfomo": "FedFomo"}[alg], title,
             "running statistics frozen" if bn == "frozen"
             else "biased running variance"),
-        head + BN_TEXT % rel + ("%d rounds.  " % T) + what + bn_text(bn),
+        head + BN_MODEL % rel + rounds_text(spec) + what + bn_text(bn),
         spec, tolerance("at most 2 local steps per client update, %d rounds%s"
                         % (T, TOL_SQRT), True),
         flags + fmap, bugs(mutants, mmap), covers_of(sw, bn))
@@ -423,7 +445,7 @@ def pfl_vector(alg, kind):
             {"fedalt": "FedAlt", "fedsim": "FedSim"}[alg], title,
             "running statistics frozen" if bn == "frozen"
             else "biased running variance"),
-        PFL_TEXT[alg] + BN_TEXT % PFL_REL[alg] + ("%d rounds.  " % T) + what
+        PFL_TEXT[alg] + BN_MODEL % PFL_REL[alg] + rounds_text(spec) + what
         + bn_text(bn),
         spec, tolerance("at most 3 local steps per client update, %d rounds%s"
                         % (T, TOL_SQRT), True),
@@ -447,34 +469,48 @@ PFA_POST = [[[1, 2, 3]], [[0, 2]], [[0, 1, 4]]]
 PFA_MUTANTS = {"perfedavg-hessian-term": ["fo-step", "hessian-sign"]}
 
 
-def perfedavg_biased():
+def perfedavg_biased(variant):
     """Per-FedAvg's bn.running_var = biased: every training pass (D at w,
-    D' at w~, the Hessian-vector product's forward at w on D'', the
-    personalisation's at theta_i) moves the running statistics with the
-    batch's biased variance."""
+    D' at w~, under the exact variant the Hessian-vector product's forward
+    at w on D'', the personalisation's at theta_i) moves the running
+    statistics with the batch's biased variance.  The fo variant (no D''
+    pass) is the one the NumPy candidate runs (it has no Hessian-vector
+    product through a batch norm)."""
     algorithm = {"name": "perfedavg",
                  "hyperparameters": {"alpha": 0.09375, "beta": 0.171875}}
+    if variant == "fo":
+        algorithm["switches"] = {"perfedavg.variant": "fo"}
     spec = bn_spec(CFL_REL, algorithm, "biased", rounds=PFA_ROUNDS)
     spec["schedule"]["post"] = copy.deepcopy(PFA_POST)
     fmap, mmap = BN_FLAGS["biased"]
+    if variant == "exact":
+        head = ("the exact variant: each local step w~ = w - alpha grad f(w; "
+                "D), q = grad f(w~; D'), w <- w - beta (q - alpha grad^2 f(w; "
+                "D'') q)")
+        passes = ("D at w, D' at w~, the Hessian-vector product's forward at "
+                  "w on D''")
+        flags, mutants = ["perfedavg-hessian-term"] + fmap, bugs(PFA_MUTANTS, mmap)
+        steps = "three passes each), the Hessian-vector products on dual numbers"
+    else:
+        head = ("perfedavg.variant = fo (the first-order variant of §5): each "
+                "local step w~ = w - alpha grad f(w; D), q = grad f(w~; D'), w "
+                "<- w - beta q (D'' unread)")
+        passes = "D at w, D' at w~"
+        flags, mutants = list(fmap), dict(mmap)
+        steps = "two passes each)"
     return make(
-        "perfedavg", "exact-bn-biased",
-        "Per-FedAvg (exact) on a batch-norm MLP, biased running variance",
-        "Per-FedAvg (Fallah et al. 2020, Alg. 1, the exact variant; alpha = "
-        "0.09375, beta = 0.171875), the paper's reading: each local step "
-        "w~ = w - alpha grad f(w; D), q = grad f(w~; D'), w <- w - beta (q - "
-        "alpha grad^2 f(w; D'') q), the server's uniform mean, then theta_i = "
-        "w - alpha grad f_i(w; D_1).  " + BN_TEXT % CFL_REL + "Three rounds "
-        "S = {0, 1}, {1, 2}, {0, 2} of one local step each.  Every training "
+        "perfedavg", "%s-bn-biased" % variant,
+        "Per-FedAvg (%s) on a batch-norm MLP, biased running variance" % variant,
+        "Per-FedAvg (Fallah et al. 2020, Alg. 1; alpha = 0.09375, beta = "
+        "0.171875), " + head + ", the server's uniform mean, then theta_i = "
+        "w - alpha grad f_i(w; D_1).  " + BN_MODEL % CFL_REL +
+        rounds_text(spec) + "One local step per client update.  Every training "
         "pass moves the one model's running statistics (ref/algorithms/"
-        "perfedavg.c's order: D at w, D' at w~, the Hessian-vector "
-        "product's forward at w on D''; the personalisation's pass moves "
-        "theta_i's).  " + BN_BIASED,
-        spec, tolerance("3 rounds of one local step (three passes each), "
-                        "the Hessian-vector products on dual numbers, the "
-                        "batch norm's square roots", True),
-        ["perfedavg-hessian-term"] + fmap, bugs(PFA_MUTANTS, mmap),
-        bn_covers("biased"))
+        "perfedavg.c's order: " + passes + "; the personalisation's pass "
+        "moves theta_i's).  " + BN_BIASED,
+        spec, tolerance("3 rounds of one local step (" + steps + ", the batch "
+                        "norm's square roots", True),
+        flags, mutants, bn_covers("biased"))
 
 
 def _bind(f, alg, kind):
@@ -488,7 +524,9 @@ MAKERS = tuple(_bind(cluster_vector, alg, kind) for alg in ("cfl", "ifca")
     tuple(_bind(split_vector, alg, kind) for alg in ("apfl", "fedfomo")
           for kind in ("adam", "momentum")) + \
     tuple(_bind(pfl_vector, alg, kind) for alg in ("fedalt", "fedsim")
-          for kind in ("adam", "momentum")) + (perfedavg_biased,)
+          for kind in ("adam", "momentum")) + \
+    tuple(_bind(lambda alg, kind: perfedavg_biased(kind), "perfedavg", kind)
+          for kind in ("exact", "fo"))
 
 
 def main():
