@@ -1776,20 +1776,17 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedpac fedproto fedrod fedsim ifca lora pfedhn "
-    "pflego",
-    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca perfedavg "
-    "pfedhn pflego",
-    ('lr.schedule', 'exponential'): "cfl ifca pflego",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca pflego",
+    ('bn.running', 'frozen'): "fedala fedpac fedproto fedrod lora pfedhn pflego",
+    ('bn.running_var', 'biased'): "fedala fedpac fedproto pfedhn pflego",
+    ('lr.schedule', 'exponential'): "pflego",
+    ('lr.schedule', 'step'): "apple fedala fedamp fedproto fedrod pflego",
     ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
-    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedfomo fedproto fedrecon ifca pfedhn pflego",
-    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto fedrecon fedrod ifca pfedhn pflego",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca pflego",
-    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca pfedhn "
-    "pflego",
+    ('opt.decay_scope', 'personal'): "fedala fedproto fedrecon pfedhn pflego",
+    ('opt.decay_scope', 'shared'): "fedala fedproto fedrecon fedrod pfedhn pflego",
+    ('opt.decay_scope', 'weights'): "apple fedala fedproto fedrecon pflego",
+    ('opt.method', 'adam'): "fedala fedpac fedproto pfedhn pflego",
     ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon lora pflego",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedproto fedrecon fedrod ifca lora pfedhn "
+    ('opt.momentum_form', 'classical'): "apple fedala fedpac fedproto fedrecon fedrod lora pfedhn "
     "pflego",
     ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon pflego",
     ('opt.state', 'client'): "fedala fedproto",

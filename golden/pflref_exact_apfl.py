@@ -478,7 +478,13 @@ def replay(spec, bugs=NO_BUGS, unclipped=None):
         assert pr.kind != "quadratic", "the quadratic model has no outputs"
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     import pflref_exact_optim as po       # opt.*: slot 0 w_i, slot 1 v_i
-    cfg["opt"] = po.for_spec(spec, pr, 2, bugs=bugs)
+    # opt.decay_scope = shared | personal reads the spec's split (the
+    # optimizer's λ_B, docs/optimizers.md); the algorithm reads no split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    cfg["opt"] = po.for_spec(spec, pr, 2, personal, bugs)
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     trace = Trace()

@@ -23,6 +23,13 @@ until two remain.
 The partition C is kept as a list of clusters (lists of client ids),
 ordered by smallest member; the recorded labels are positions in it.
 
+Shared switches: the local SGD steps through golden/pflref_exact_optim.py
+(opt.*; opt.decay_scope = shared | personal reads the spec's split, which
+CFL itself does not read), at η c_t in round t (lr.*, pflref_exact.
+round_factor: every client trains in every round, so the count is t), and
+moves a batch norm's running statistics as bn.running, bn.running_var say
+(they are entries of θ_i, so of Δθ_i and of the similarities).
+
 replay(spec, bugs) -> (trace, None, v, None) runs a cfl spec as written.
 Bugs (the catalogue's classes):
 
@@ -251,13 +258,21 @@ def replay(spec, bugs=frozenset()):
     weights = sw.get("cfl.cluster_weights", "uniform")
     if "cfl-weights-flip" in bugs:
         weights = "samples" if weights == "uniform" else "uniform"
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how the local steps move a batch norm's
+    # running statistics (entries of θ_i, so of Δθ_i too)
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
     w0 = px.initial(spec.get("init", {"kind": "zeros"}), pr.P)
     N = len(pr.clients)
     # req: cfl.alg5.l1
     theta = [list(w0) for _ in range(N)]
     import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
-    opt = po.for_spec(spec, pr, 1, bugs=bugs)
+    # opt.decay_scope = shared | personal reads the spec's split (the
+    # optimizer's λ_B, docs/optimizers.md); CFL itself reads no split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs=bugs)
     C = [list(range(N))]
     trace = Trace()
     # req: cfl.alg5.l2
@@ -272,7 +287,11 @@ def replay(spec, bugs=frozenset()):
             # req: cfl.alg5.l5
             if opt is not None:
                 opt.begin(i)
-            local = px.local_sgd(pr, i, theta[i], steps, eta, trace, "train", t, "theta",
+            # lr.*: η c_t, c_t = round_factor (every client trains in
+            # every round, so lr.count = rounds and trainings agree)
+            local = px.local_sgd(pr, i, theta[i], steps,
+                                 eta * px.round_factor(alg, t, bugs), trace,
+                                 "train", t, "theta",
                                  bugs=frozenset(bugs) & pl.ALL_BUGS,
                                  opt=None if opt is None else opt.stepper(i, 0))
             dtheta[i] = [a - b for a, b in zip(local, theta[i])]

@@ -411,7 +411,13 @@ def replay(spec, bugs=frozenset()):
     theta = [list(w0) for _ in range(N)]
     phi = [list(w0) for _ in range(N)]
     import pflref_exact_optim as po      # opt.*: the local SGD's optimizer
-    opt = po.for_spec(spec, pr, 1, bugs=bugs)
+    # opt.decay_scope = shared | personal reads the spec's split (the
+    # optimizer's λ_B, docs/optimizers.md); the algorithm reads no split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs)
     P = [[Fraction(0)] * N for _ in range(N)]
     p_init = sw.get("fedfomo.P_init", "zeros")
     for i in range(N):

@@ -14,6 +14,13 @@ personalised model of every client is then θ_ĵ at the new models.  The
 initial models are θ_j = w⁰ + j δ 𝟙 (σ = 0: the drawn part is not modelled
 here; supported() refuses σ > 0).
 
+Shared switches: LocalUpdate (Option II) steps through
+golden/pflref_exact_optim.py (opt.*; opt.decay_scope = shared | personal
+reads the spec's split, which IFCA itself does not read); γ is γ c_t in
+round t (lr.*, pflref_exact.round_factor, counted in rounds), in Option I's
+server step too; LocalUpdate's training passes move a batch norm's running
+statistics as bn.running, bn.running_var say.
+
 replay(spec, bugs) -> (trace, None, v, None).  Bugs:
 
   ifca-divide-cluster-size  Option I divided by the cluster's size |S_j|
@@ -138,7 +145,10 @@ def replay(spec, bugs=frozenset()):
         est_mode = "eval" if est_mode == "train" else "train"
     gamma, k = exact(hp["gamma"]), hp["ifca.k"]
     shift = exact(hp.get("ifca.init_shift", 0.0))
-    pr = px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how LocalUpdate's steps move a batch
+    # norm's running statistics (entries of θ_j)
+    pr = px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        alg.get("switches", {}))
     N = len(pr.clients)
     init = spec.get("init", {"kind": "zeros"})
     w0 = px.initial(init, pr.P)
@@ -149,7 +159,13 @@ def replay(spec, bugs=frozenset()):
     else:
         thetas = [[w + j * shift for w in w0] for j in range(k)]
     import pflref_exact_optim as po      # opt.*: LocalUpdate's optimizer
-    opt = po.for_spec(spec, pr, 1, bugs=bugs) if mode == "model" else None
+    # opt.decay_scope = shared | personal reads the spec's split (the
+    # optimizer's λ_B, docs/optimizers.md); IFCA itself reads no split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs) if mode == "model" else None
     trace = Trace()
     picks = {}
     # the reported assignment at θ_j^(0), every client's estimate before
@@ -157,7 +173,11 @@ def replay(spec, bugs=frozenset()):
     # round it is the reported one)
     part = [estimate(pr, i, thetas, bugs, est_mode)[1] for i in range(N)]
     # req: ifca.alg1.l2
+    gamma0 = gamma
     for t, r in enumerate(spec["schedule"]["rounds"]):
+        # lr.*: γ c_t in round t (LocalUpdate's step, Option I's server
+        # step), c_t = round_factor: the decay counts rounds
+        gamma = gamma0 * px.round_factor(alg, t, bugs)
         if t == 0:
             trace.emit("note", "train", 0, None, None, "theta0", [x for th in thetas for x in th])
         # req: ifca.alg1.l3

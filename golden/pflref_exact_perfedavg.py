@@ -97,6 +97,17 @@ call under opt.state = reset.  The personalisation stays plain (§5).
 Bugs: opt-steps-flip (meta <-> both), opt-two-states (both, the α step on
 an optimizer state of its own), and pflref_exact_optim's.
 
+Batch normalisation (a layer list with batchnorm layers; bn.running,
+bn.running_var through pflref_exact.Problem.bn_switches): torch's train()
+moves the one module's running statistics at every training forward,
+whichever point it runs at, and PFLlib's restore of parameters()
+(clientperavg.py:69-70) leaves them: a step moves w's statistics by the pass
+at w on D, then at w̃ on D′, then (exact) the Hessian-vector product's
+forward at w on D″, or (hf) the passes at w + δq and w − δq (fo: none on
+D″); the personalisation's pass moves θ_i's.  The server averages them with
+the parameters (bn.aggregate = average; parameters_only is
+golden/perfedavg/make_bn.py's, refused here).
+
 Presets (pflref list; written from the notes, not read from pflref):
   pfllib           fo, samples, one_alpha_step, calls two, lr.count
                    trainings (notes-pfllib-as-run.md §2.3 Per-FedAvg, §2.2),
@@ -194,6 +205,9 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS,
     if "hessian-on-d1" in bugs:
         D2 = D1
     g = pr.grad(i, w, D, bugs)
+    # under bn.running = update each training pass moves w's running
+    # statistics (ref/algorithms/perfedavg.c's order: D at w, D′ at w̃, D″)
+    w = _moved(pr, i, w, w, D, bugs)
     # req: perfedavg.alg1.l7
     if opt is not None and both != ("opt-steps-flip" in bugs):
         # the optimizer's step of size α (clientperavg.py:51)
@@ -203,10 +217,12 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS,
         w_tilde = _axpy(w, -alpha, g)                # w̃ = w − α ∇f(w; D)
     trace.emit("step", "train", rnd, i, t, "w_tilde", w_tilde)
     q = pr.grad(i, w_tilde, D1, bugs)                # q = ∇f(w̃; D′)
-    base = w_tilde if "no-restore" in bugs else w
-
+    w = _moved(pr, i, w_tilde, w, D1, bugs)          # the pass at w̃ moves w's
     def meta(d):
-        """w ← base − β d, or the optimizer's step on d (:72)."""
+        """w ← base − β d, or the optimizer's step on d (:72); base: w
+        with the buffers every pass moved (PFLlib's restore of parameters()
+        leaves the buffers), or w̃ (no-restore)."""
+        base = w_tilde if "no-restore" in bugs else w
         if opt is not None:
             return opt.step(i, 0, d, base, beta)
         return _axpy(base, -beta, d)
@@ -216,12 +232,15 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS,
     center = w_tilde if "hessian-at-tilde" in bugs else w
     if variant == "exact":
         hv = hvp(pr, i, center, q, D2, bugs)         # ∇²f(w; D″) q
+        w = _moved(pr, i, center, w, D2, bugs)       # its forward, one pass
     else:
         assert variant == "hf", variant
         delta = hp["delta"]
         if "hf-center-tilde" in bugs:
             center = w_tilde
         hv = _sym_diff(pr, i, center, q, delta, D2, bugs)
+        for sgn in (1, -1):                          # at w + δq, then w − δq
+            w = _moved(pr, i, _axpy(center, sgn * delta, q), w, D2, bugs)
     trace.emit("note", "train", rnd, i, t, "hvp", hv)
     if "fo-step" in bugs:
         return _record(trace, rnd, i, t, meta(q))
@@ -229,6 +248,18 @@ def local_step(pr, i, w, w0, batches, t, hp, variant, trace, rnd, bugs=NO_BUGS,
     # req: perfedavg.alg1.l8
     step = [a - sign * alpha * b for a, b in zip(q, hv)]   # q − α H q
     return _record(trace, rnd, i, t, meta(step))
+
+
+def _moved(pr, i, point, x, batch, bugs):
+    """x with its batch-norm running statistics moved by the training pass
+    at `point` on the batch (bn.running = update; torch's train(): the
+    forward's batch statistics, whichever point it runs at; pflref_exact.
+    Problem.move_running), x itself without batch normalisation or under
+    bn.running = frozen."""
+    if not pr.buffers:
+        return x
+    moved = pr.move_running(i, point, batch, bugs)
+    return [moved[p] if p in pr.buffers else x[p] for p in range(pr.P)]
 
 
 def _record(trace, rnd, i, t, w):
@@ -323,7 +354,9 @@ def personalise(pr, w, w0, post, hp, sw, trace, bugs=NO_BUGS, trained=None,
             steps.append((beta, batches[1] if len(batches) > 1 else batches[0]))
         for r, (eta, batch) in enumerate(steps, start=1):
             # req: perfedavg.eq4
-            theta = _axpy(theta, -eta, pr.grad(i, theta, batch, bugs))
+            g = pr.grad(i, theta, batch, bugs)
+            theta = _moved(pr, i, theta, theta, batch, bugs)   # the pass in train()
+            theta = _axpy(theta, -eta, g)
             trace.emit("step", "finetune", None, i, r, "theta", theta)
         trace.emit("client_end", "finetune", None, i, None, "theta", theta)
         thetas.append(theta)
@@ -363,7 +396,11 @@ def supported(spec):
 def replay(spec, bugs=NO_BUGS):
     """Run a perfedavg spec exactly as written: (trace, w, v, None)."""
     hp, sw = settings(spec["algorithm"])
-    pr = Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how every training pass moves a layer
+    # list's running statistics (a model without batch norm has none)
+    pr = Problem(spec["model"], spec["problem"]["clients"]).bn_switches(sw)
+    assert not pr.buffers or sw.get("bn.aggregate", "average") == "average", \
+        "bn.aggregate = parameters_only: golden/perfedavg/make_bn.py"
     w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     # batches[j] is clients[j]'s; drawn is information only

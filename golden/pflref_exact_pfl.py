@@ -445,7 +445,9 @@ def replay(spec, bugs=NO_BUGS):
     model = spec["model"]
     names = spec["split"]["personal"] if "split" in spec else ([group] if group else [])
     mask = personal_mask(model, names)
-    pr = Problem(model, spec["problem"]["clients"])
+    # bn.running, bn.running_var: how the training passes move a batch
+    # norm's running statistics (pflref_exact.Problem.move_running)
+    pr = Problem(model, spec["problem"]["clients"]).bn_switches(sw)
     w0 = initial(spec.get("init", {"kind": "zeros"}), pr.P, bugs)
     sched = spec["schedule"]
     assert sched["kind"] == "given"

@@ -905,11 +905,12 @@ def classical_switches(alg):
 # ---------------------------------------------------------------- fedfomo, cfl, ifca, pfedhn: every optimizer switch
 
 # The frozen vectors of *_momentum_client below, with the optimizer switches
-# no other vector of these algorithms runs.  Only FedFomo's exact replay
-# follows lr.* (pflref_exact_fedfomo.py); CFL, IFCA and pFedHN run theirs
-# at a constant step, so their vectors keep it (and the classical momentum
-# form, the same as torch's at a constant step, stays FedFomo's).  CFL's and
-# IFCA's linear models have no bias: their decay stays on every block.
+# no other vector of these algorithms runs.  Here only FedFomo's vectors
+# decay the step (lr.*); pFedHN's exact replay runs a constant step, and
+# CFL's and IFCA's lr.* vectors, the classical momentum form's under a
+# decaying step and their decay scopes are make_shared_pb.py's (the
+# batch-norm MLP).  CFL's and IFCA's linear models have no bias: their
+# decay here stays on every block.
 FROZEN_SWITCHES = {
     # alg: (frozen vector, its description, lr.* followed, a bias, clip c)
     "fedfomo": ("fedfomo/worked-linear-val.json",
