@@ -126,6 +126,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pflref_exact as px
+import pflref_exact_optim as po
 from pflref_golden import Trace, exact
 
 ALGORITHM = "fedala"
@@ -519,6 +520,14 @@ def replay(spec, bugs=frozenset(), state=None):
     decay = {"switches": sw, "hyperparameters":
              spec["algorithm"]["hyperparameters"]}
     trained = [0] * N
+    # opt.*: the local training's optimizer (slot 0; docs/optimizers.md,
+    # "Where the state lives"), None without opt.* (the plain steps);
+    # opt.decay_scope = shared | personal reads the spec's split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs)
 
     def factor(t, i):
         return px.round_factor(decay, t, bugs, trained=trained[i])
@@ -582,8 +591,17 @@ def replay(spec, bugs=frozenset(), state=None):
             # req: fedala.alg1.l16
             alpha = hp["eta"] * factor(t, i)            # lr.*
             trained[i] += 1
-            V[i] = tidy(px.local_sgd(pr, i, hat, steps, alpha, trace,
-                                     "train", t, "theta_i", bugs=bugs))
+            if opt is not None:
+                opt.begin(i)
+            V[i] = tidy(px.local_sgd(
+                pr, i, hat, steps, alpha, trace, "train", t, "theta_i",
+                bugs=bugs, opt=None if opt is None else opt.stepper(i, 0)))
+            if opt is not None:
+                # the state a later update reads, at 60 digits too (a
+                # carried buffer would otherwise grow its digits step by
+                # step)
+                ost = opt.state(i, 0)
+                ost.b, ost.v = tidy(ost.b), tidy(ost.v)
             # req: fedala.alg1.l17
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
