@@ -301,6 +301,9 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedala-lr-per-round":
         decay["lr.count"] = "rounds"
     trained = [0] * len(clients)    # each client's train() calls so far
+    # opt.*: the local training's optimizer (clientala.py's
+    # self.optimizer); ALA's W_i steps stay Eq. (5)'s own
+    opts = base.pfl_numpy_optim.for_run(spec)     # None: plain SGD
     last_round = set()              # who trained in the previous round
 
     def adapt(t, i, passes):
@@ -355,8 +358,10 @@ def run(spec, clients, w0, log, bug):
             x = hat
             alpha = cfg["eta"] * base.lr_factor(decay, t, trained[i])
             trained[i] += 1
+            opt = opts.begin(0, i) if opts is not None else None
             for s, batch in enumerate(batches, start=1):
-                x = x - alpha * clients[i].grad(x, batch)
+                g = clients[i].grad(x, batch)
+                x = opt.step(x, g, alpha) if opt is not None else x - alpha * g
                 x = base.track(clients[i], x)   # its statistics move x's
                 log("step", "train", "theta_i", x, round=t, client=i, step=s)
             log("client_end", "train", "theta_i", x, round=t, client=i)

@@ -16,6 +16,7 @@ as the weights' gradient), with the lines of docs/algorithms/fedala.md:
           the last k below the threshold, at most max_epochs passes; in
           later rounds one pass (l. 12)
   l. 16   torch.optim.SGD(lr=α) from Θ̂, one step per scheduled batch
+          (opt.*: torch_common.ClientOptimizers, the client optimizer)
   l. 18   Θ ← Σ n_i Θ_i / Σ n_j over the participants
   l. 19   the result's v_i: client i's latest Θ̂_i (its model right after
           its last ALA, before that round's training; w⁰ if it never ran
@@ -60,8 +61,8 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader,
                       put_buffers, state_flat)
-from torch_common import Recorder, Unsupported, clone, flat, load_flat, \
-    lr_factor, main, plan
+from torch_common import ClientOptimizers, Recorder, Unsupported, clone, \
+    flat, is_personal, load_flat, lr_factor, main, plan, take_optimizer
 
 
 def ala_range(model, cfg):
@@ -140,8 +141,26 @@ def skips(prob, t, theta, theta_i):
 
 def run(vector_raw):
     """FedALA on a golden vector; returns its pflref-result/1 dict."""
+    # opt.*: clientala.py's self.optimizer, the local training's (l. 16);
+    # ALA's W_i steps stay Eq. (5)'s own (ALA.py steps W by hand)
+    vector_raw, ocfg = take_optimizer(vector_raw)
+    optimizers = ClientOptimizers(ocfg)
     prob = bn_problem(vector_raw, "fedala")
     cfg = prob.cfg
+    split = cfg.get("split") or []
+
+    def personal(name):
+        """The split's test; a batch-norm layer's weight, bias by its
+        layer's name (torch_common.layer_blocks lists dense and conv2d)."""
+        m = prob.model
+        if m["kind"] == "layers":
+            off = 1 if len(m["input"]) == 3 else 0
+            idx, role = name.split(".", 1)
+            L = m["layers"][int(idx) - off]
+            if L["type"].startswith("batchnorm"):
+                lname = str(L.get("name", int(idx) - off))
+                return lname in split or "%s.%s" % (lname, role) in split
+        return is_personal(m, name, split)
     if prob.bn and cfg.get("bn.aggregate", "average") != "parameters_only":
         raise Unsupported("batch normalisation under bn.aggregate %r"
                           % cfg.get("bn.aggregate", "average"))
@@ -197,7 +216,8 @@ def run(vector_raw):
             model.train()
             alpha = cfg["eta"] * lr_factor(cfg, t, trained=trained[i])
             trained[i] += 1
-            opt = torch.optim.SGD(model.parameters(), lr=alpha)
+            opt = optimizers.get(0, i, model, alpha,
+                                 personal if split else None)
             rec.record("client_begin", "theta_i", state_flat(model), round=t,
                        client=i, step=0)
             for s, b in enumerate(batches, start=1):
@@ -205,6 +225,7 @@ def run(vector_raw):
                 prob.clients[i].loss(model, b).backward()
                 opt.step()
                 rec.step(t, i, s, "theta_i", state_flat(model))
+            optimizers.keep(0, i, opt)
             rec.client_end(t, i, "theta_i", state_flat(model))
             nets[i] = model
             uploads[i] = flat(model)
