@@ -114,6 +114,16 @@ BN bugs: start-global-buffers (Theta_hat takes Theta's r_mu, r_v),
   p-counts-buffers (under tensors, p counts r_mu, r_v as tensors),
   running-frozen (pflref_exact's: the local steps never move them).
 
+Client optimizer (opt.*; docs/optimizers.md, "Where the state lives":
+FedALA's slot 0): the local training's steps (Alg. 1 l. 16) go through
+pflref_exact_optim.Optimizers when the spec sets any opt.* (a new state
+per client update under opt.state = reset, the client's kept one under
+client, one carried from client to client under server; the spec's split
+for opt.decay_scope = shared | personal), its carried state rounded to 60
+digits after each update as the models are; ALA's W_i steps (Eq. (5))
+are the paper's own plain steps, never the optimizer's.  Its bugs
+(pflref_exact_optim's) pass through.
+
 Learning-rate decay (lr.*; PFLlib clientala.py:48-49 steps the client's
 ExponentialLR after its train()): the local SGD's alpha (the spec's eta)
 is alpha c in client i's update of round t, c = pflref_exact.round_factor
