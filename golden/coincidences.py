@@ -936,22 +936,49 @@ def r_fedala_late_start(spec, sw, hp):
     return []
 
 
+def fedala_eval_passes(spec, sw, gap):
+    """FedALA under fedala.ala_mode = pfllib: the (round, client) ALA
+    passes in evaluation mode with PFLlib evaluating in the rounds 0, gap,
+    2 gap, ...: the last evaluation later than the client's last training
+    (pflref_exact_fedala.ala)."""
+    rs = rounds(spec)
+    every = sw.get("fedala.ala_clients") == "all"
+    n = len(spec["problem"]["clients"])
+    last, out = {}, set()
+    for t, r in enumerate(rs):
+        if t > 0:
+            for i in (range(n) if every else r["clients"]):
+                if gap * ((t - 1) // gap) > last.get(i, -1):
+                    out.add((t, i))
+        for i in r["clients"]:
+            last[i] = t
+    return out
+
+
 def r_fedala_mode(spec, sw, hp):
     """FedALA: the mode of ALA's passes shows only with batch
     normalisation and a client running ALA (from the second round on)
-    that did not train in the previous round."""
+    evaluated since its last training (with fedala.eval_gap = 1: that did
+    not train in the previous round)."""
     m = spec["model"]
     if not (m.get("bn") or any(L.get("type", "").startswith("batchnorm")
                                for L in m.get("layers", []))):
         return ["no batch normalisation: one gradient in either mode"]
-    rs = rounds(spec)
-    every = sw.get("fedala.ala_clients") == "all"
-    n = len(spec["problem"]["clients"])
-    for a, b in zip(rs, rs[1:]):
-        ran = range(n) if every else b["clients"]
-        if any(i not in a["clients"] for i in ran):
-            return []
-    return ["every client running ALA trained in the round before"]
+    if fedala_eval_passes(spec, sw, int(hp.get("fedala.eval_gap", 1))):
+        return []
+    return ["every client running ALA trained since the last evaluation"]
+
+
+def r_fedala_eval_gap(spec, sw, hp):
+    """FedALA: fedala.eval_gap = g > 1 shows only where some client's
+    passes change mode against g = 1 (it trained in an evaluation round
+    and skipped the next, non-evaluating, one)."""
+    g = int(hp.get("fedala.eval_gap", 1))
+    if g == 1 or fedala_eval_passes(spec, sw, g) != \
+            fedala_eval_passes(spec, sw, 1):
+        return []
+    return ["fedala.eval_gap = %d: the same passes in evaluation mode as "
+            "with an evaluation every round" % g]
 
 
 def r_fedala_alone(spec, sw, hp):
@@ -1336,6 +1363,8 @@ RULES = {
          "no Θ = Θ_i hides the early return"),
         (when("fedala.ala_mode", "pfllib"), r_fedala_mode,
          "no evaluation-mode pass hides the mode of ALA's passes"),
+        (when("fedala.ala_mode", "pfllib"), r_fedala_eval_gap,
+         "an eval gap changing no pass's mode hides it"),
         (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],

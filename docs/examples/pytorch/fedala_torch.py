@@ -177,6 +177,7 @@ def run(vector_raw):
     trained = [0 for _ in prob.clients]
     started = set()
     evaluated = cfg.get("fedala.ala_mode", "train") == "pfllib"
+    gap = int(cfg.get("fedala.eval_gap", 1))        # PFLlib's -eg
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, state_flat(glob))
         every = cfg.get("fedala.ala_clients", "participants") == "all"
@@ -208,7 +209,7 @@ def run(vector_raw):
                     nets[i] = hats[i]
                     rec.record("note", "theta_hat", state_flat(nets[i]),
                                round=t, client=i)
-            if evaluated:             # serverala.py:28-31, evaluate()
+            if evaluated and t % gap == 0:   # serverala.py:28-31, evaluate()
                 for model in hats.values():
                     model.eval()
         for i, batches in plan(rnd).items():
@@ -229,10 +230,11 @@ def run(vector_raw):
             rec.client_end(t, i, "theta_i", state_flat(model))
             nets[i] = model
             uploads[i] = flat(model)
-        if evaluated and not every:
+        if evaluated and not every and t % gap == 0:
             # ALA ran on the participants only, each just before its
-            # train(): this round's evaluate() (after send_models) left
-            # every other client's model in eval()
+            # train(): this round's evaluate() (after send_models, in the
+            # rounds t % eval_gap == 0) left every other client's model in
+            # eval()
             for i in rest:
                 nets[i].eval()
         m_t = sum(prob.n[i] for i in uploads)
