@@ -936,22 +936,49 @@ def r_fedala_late_start(spec, sw, hp):
     return []
 
 
+def fedala_eval_passes(spec, sw, gap):
+    """FedALA under fedala.ala_mode = pfllib: the (round, client) ALA
+    passes in evaluation mode with PFLlib evaluating in the rounds 0, gap,
+    2 gap, ...: the last evaluation later than the client's last training
+    (pflref_exact_fedala.ala)."""
+    rs = rounds(spec)
+    every = sw.get("fedala.ala_clients") == "all"
+    n = len(spec["problem"]["clients"])
+    last, out = {}, set()
+    for t, r in enumerate(rs):
+        if t > 0:
+            for i in (range(n) if every else r["clients"]):
+                if gap * ((t - 1) // gap) > last.get(i, -1):
+                    out.add((t, i))
+        for i in r["clients"]:
+            last[i] = t
+    return out
+
+
 def r_fedala_mode(spec, sw, hp):
     """FedALA: the mode of ALA's passes shows only with batch
     normalisation and a client running ALA (from the second round on)
-    that did not train in the previous round."""
+    evaluated since its last training (with fedala.eval_gap = 1: that did
+    not train in the previous round)."""
     m = spec["model"]
     if not (m.get("bn") or any(L.get("type", "").startswith("batchnorm")
                                for L in m.get("layers", []))):
         return ["no batch normalisation: one gradient in either mode"]
-    rs = rounds(spec)
-    every = sw.get("fedala.ala_clients") == "all"
-    n = len(spec["problem"]["clients"])
-    for a, b in zip(rs, rs[1:]):
-        ran = range(n) if every else b["clients"]
-        if any(i not in a["clients"] for i in ran):
-            return []
-    return ["every client running ALA trained in the round before"]
+    if fedala_eval_passes(spec, sw, int(hp.get("fedala.eval_gap", 1))):
+        return []
+    return ["every client running ALA trained since the last evaluation"]
+
+
+def r_fedala_eval_gap(spec, sw, hp):
+    """FedALA: fedala.eval_gap = g > 1 shows only where some client's
+    passes change mode against g = 1 (it trained in an evaluation round
+    and skipped the next, non-evaluating, one)."""
+    g = int(hp.get("fedala.eval_gap", 1))
+    if g == 1 or fedala_eval_passes(spec, sw, g) != \
+            fedala_eval_passes(spec, sw, 1):
+        return []
+    return ["fedala.eval_gap = %d: the same passes in evaluation mode as "
+            "with an evaluation every round" % g]
 
 
 def r_fedala_alone(spec, sw, hp):
@@ -1336,6 +1363,8 @@ RULES = {
          "no Θ = Θ_i hides the early return"),
         (when("fedala.ala_mode", "pfllib"), r_fedala_mode,
          "no evaluation-mode pass hides the mode of ALA's passes"),
+        (when("fedala.ala_mode", "pfllib"), r_fedala_eval_gap,
+         "an eval gap changing no pass's mode hides it"),
         (ALWAYS, r_single_round, "one round has no ALA (Θ_i = Θ = Θ⁰)"),
         (ALWAYS, r_same_batch, "the same batch every step hides a batch-index mix-up"),
     ],
@@ -1776,22 +1805,21 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "fedala fedpac fedproto fedrod lora pfedhn pflego",
-    ('bn.running_var', 'biased'): "fedala fedpac fedproto pfedhn pflego",
-    ('lr.schedule', 'exponential'): "pflego",
-    ('lr.schedule', 'step'): "apple fedala fedamp fedproto fedrod pflego",
-    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
-    ('opt.decay_scope', 'personal'): "fedala fedproto fedrecon pfedhn pflego",
-    ('opt.decay_scope', 'shared'): "fedala fedproto fedrecon fedrod pfedhn pflego",
-    ('opt.decay_scope', 'weights'): "apple fedala fedproto fedrecon pflego",
-    ('opt.method', 'adam'): "fedala fedpac fedproto pfedhn pflego",
-    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon lora pflego",
-    ('opt.momentum_form', 'classical'): "apple fedala fedpac fedproto fedrecon fedrod lora pfedhn "
-    "pflego",
-    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon pflego",
-    ('opt.state', 'client'): "fedala fedproto",
-    ('opt.state', 'server'): "apple fedala fedproto fedrecon pflego",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod pflego",
+    ('bn.running', 'frozen'): 'fedpac fedproto fedrod lora pfedhn pflego',
+    ('bn.running_var', 'biased'): 'fedpac fedproto pfedhn pflego',
+    ('lr.schedule', 'exponential'): 'pflego',
+    ('lr.schedule', 'step'): 'apple fedamp fedproto fedrod pflego',
+    ('opt.clip', 'norm'): 'apple fedproto fedrecon fedrod pflego',
+    ('opt.decay_scope', 'personal'): 'fedproto fedrecon pfedhn pflego',
+    ('opt.decay_scope', 'shared'): 'fedproto fedrecon fedrod pfedhn pflego',
+    ('opt.decay_scope', 'weights'): 'apple fedproto fedrecon pflego',
+    ('opt.method', 'adam'): 'fedpac fedproto pfedhn pflego',
+    ('opt.method', 'adamw'): 'apple fedpac fedproto fedrecon lora pflego',
+    ('opt.momentum_form', 'classical'): 'apple fedpac fedproto fedrecon fedrod lora pfedhn pflego',
+    ('opt.nesterov', 'on'): 'apple fedproto fedrecon pflego',
+    ('opt.state', 'client'): 'fedproto',
+    ('opt.state', 'server'): 'apple fedproto fedrecon pflego',
+    ('opt.weight_decay_form', 'decoupled'): 'apple fedproto fedrecon fedrod pflego',
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots

@@ -89,6 +89,9 @@ Bugs (replay(spec, bugs)):
   lr-ala-decayed   under lr.*, η_ALA (the W step) decays with alpha
   report-trained   v = every Theta_i after its last local training (the
                    trained model), not the latest Theta_hat (l. 19)
+  ala-mode-train   fedala.ala_mode = pfllib's passes in training mode
+  ala-mode-moves-buffers  an evaluation-mode pass moving the statistics
+  eval-gap-ignored fedala.eval_gap read as 1 (an evaluation every round)
 
 Batch normalisation (a layer list of dense, relu, identity and
 batchnorm1d layers with a squared loss, pflref_exact.Problem's layer view:
@@ -114,6 +117,16 @@ BN bugs: start-global-buffers (Theta_hat takes Theta's r_mu, r_v),
   p-counts-buffers (under tensors, p counts r_mu, r_v as tensors),
   running-frozen (pflref_exact's: the local steps never move them).
 
+Client optimizer (opt.*; docs/optimizers.md, "Where the state lives":
+FedALA's slot 0): the local training's steps (Alg. 1 l. 16) go through
+pflref_exact_optim.Optimizers when the spec sets any opt.* (a new state
+per client update under opt.state = reset, the client's kept one under
+client, one carried from client to client under server; the spec's split
+for opt.decay_scope = shared | personal), its carried state rounded to 60
+digits after each update as the models are; ALA's W_i steps (Eq. (5))
+are the paper's own plain steps, never the optimizer's.  Its bugs
+(pflref_exact_optim's) pass through.
+
 Learning-rate decay (lr.*; PFLlib clientala.py:48-49 steps the client's
 ExponentialLR after its train()): the local SGD's alpha (the spec's eta)
 is alpha c in client i's update of round t, c = pflref_exact.round_factor
@@ -126,6 +139,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import pflref_exact as px
+import pflref_exact_optim as po
 from pflref_golden import Trace, exact
 
 ALGORITHM = "fedala"
@@ -181,10 +195,11 @@ MUTANTS = {
     "bn-running-frozen": ["running-frozen"],
     "fedala-reported-model": ["report-trained"],
     "fedala-ala-mode": ["ala-mode-train", "ala-mode-moves-buffers"],
+    "fedala-eval-gap": ["eval-gap-ignored"],
 }
 LAYER_TYPES = ("dense", "relu", "identity", "batchnorm1d")
 DEFAULTS = {"fedala.threshold": Fraction(1, 10), "fedala.k": 10,
-            "fedala.max_epochs": 1000}
+            "fedala.max_epochs": 1000, "fedala.eval_gap": 1}
 
 
 def has_bn(model):
@@ -218,8 +233,8 @@ def settings(algorithm):
     sw.update(algorithm.get("switches", {}))
     hp = dict(DEFAULTS)
     for key, v in algorithm["hyperparameters"].items():
-        hp[key] = v if key in ("fedala.p", "fedala.k",
-                               "fedala.max_epochs") else exact(v)
+        hp[key] = v if key in ("fedala.p", "fedala.k", "fedala.max_epochs",
+                               "fedala.eval_gap") else exact(v)
     return hp, sw
 
 
@@ -431,13 +446,18 @@ def ala(pr, i, t, theta_g, theta_i, W, rng, passes, state, hp, sw, bugs,
     if "start-flip" in bugs:
         own_start = not own_start
     start_phase = i not in state["started"] if own_start else t == 1
-    # fedala.ala_mode = pfllib (eval_gap = 1): evaluate() after send_models
-    # left every client in eval() (serverala.py:26-31, clientbase.py:84,
-    # :126); only the previous round's train() (clientala.py:23) set
-    # train() again, and ALA.py:91's deepcopy keeps the mode
+    # fedala.ala_mode = pfllib: evaluate() after send_models in the rounds
+    # e = 0, g, 2g, ... (g = fedala.eval_gap, PFLlib's -eg; serverala.py:28)
+    # left every client in eval() (clientbase.py:84, :126); a train()
+    # after it (clientala.py:23; a round trains after its evaluation) set
+    # train() again, and ALA.py:91's deepcopy keeps the mode: evaluation
+    # mode when the last evaluation, g floor((t - 1)/g), is later than the
+    # client's last training (-1: never)
+    g = 1 if "eval-gap-ignored" in bugs else hp["fedala.eval_gap"]
+    last_eval = g * ((t - 1) // g)
     train = not (sw["fedala.ala_mode"] == "pfllib"
                  and "ala-mode-train" not in bugs
-                 and i not in state["prev"])
+                 and last_eval > state["last_trained"].get(i, -1))
     if not train:
         state["eval_passes"].append((t, i))
     if "start-never" in bugs:
@@ -508,7 +528,7 @@ def replay(spec, bugs=frozenset(), state=None):
     st.setdefault("epochs", [])
     st.setdefault("margins", [])
     st.setdefault("eval_passes", [])
-    st["prev"] = set()           # the previous round's participants
+    st["last_trained"] = {}      # the last round each client trained in
     trace = Trace()
     # req: fedala.alg1.l3, fedala.alg1.l4_5
     every = sw["fedala.ala_clients"] == "all"
@@ -519,6 +539,14 @@ def replay(spec, bugs=frozenset(), state=None):
     decay = {"switches": sw, "hyperparameters":
              spec["algorithm"]["hyperparameters"]}
     trained = [0] * N
+    # opt.*: the local training's optimizer (slot 0; docs/optimizers.md,
+    # "Where the state lives"), None without opt.* (the plain steps);
+    # opt.decay_scope = shared | personal reads the spec's split
+    personal = None
+    if "split" in spec:
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs)
 
     def factor(t, i):
         return px.round_factor(decay, t, bugs, trained=trained[i])
@@ -582,8 +610,17 @@ def replay(spec, bugs=frozenset(), state=None):
             # req: fedala.alg1.l16
             alpha = hp["eta"] * factor(t, i)            # lr.*
             trained[i] += 1
-            V[i] = tidy(px.local_sgd(pr, i, hat, steps, alpha, trace,
-                                     "train", t, "theta_i", bugs=bugs))
+            if opt is not None:
+                opt.begin(i)
+            V[i] = tidy(px.local_sgd(
+                pr, i, hat, steps, alpha, trace, "train", t, "theta_i",
+                bugs=bugs, opt=None if opt is None else opt.stepper(i, 0)))
+            if opt is not None:
+                # the state a later update reads, at 60 digits too (a
+                # carried buffer would otherwise grow its digits step by
+                # step)
+                ost = opt.state(i, 0)
+                ost.b, ost.v = tidy(ost.b), tidy(ost.v)
             # req: fedala.alg1.l17
             trace.emit("client_end", "train", t, i, None, "theta_i", V[i])
             local[i] = V[i]
@@ -595,7 +632,8 @@ def replay(spec, bugs=frozenset(), state=None):
                                    else 0]
         w = tidy(server(pr, local, bugs, first))
         trace.emit("server", "train", t, None, None, "w", w)
-        st["prev"] = set(rnd["clients"])
+        for i in rnd["clients"]:
+            st["last_trained"][i] = t
     st["W"] = Ws
     st["trained"] = V
     return trace, w, (V if "report-trained" in bugs else reported), None

@@ -85,7 +85,7 @@ BUGS = ("fedala-no-clip", "fedala-clip-upper-only", "fedala-w-no-diff",
         "fedala-outsider-model-kept", "fedala-lr-per-round",
         "fedala-bn-start-from-global", "fedala-bn-server-average",
         "fedala-bn-ala-tracks", "fedala-report-trained",
-        "fedala-ala-mode-ignored")
+        "fedala-ala-mode-ignored", "fedala-eval-gap-ignored")
 
 
 def _base():
@@ -99,7 +99,8 @@ def _config(spec):
     base = _base()
     alg = spec["algorithm"]
     cfg = {"fedala.threshold": 0.1, "fedala.k": 10,
-           "fedala.max_epochs": 1000, "fedala.skip": "first_round",
+           "fedala.max_epochs": 1000, "fedala.eval_gap": 1,
+           "fedala.skip": "first_round",
            "fedala.p_unit": "layers", "fedala.ala_clients": "participants",
            "fedala.start": "round2", "fedala.ala_mode": "train"}
     cfg["bn.aggregate"] = "average"
@@ -301,7 +302,10 @@ def run(spec, clients, w0, log, bug):
     if bug == "fedala-lr-per-round":
         decay["lr.count"] = "rounds"
     trained = [0] * len(clients)    # each client's train() calls so far
-    last_round = set()              # who trained in the previous round
+    # opt.*: the local training's optimizer (clientala.py's
+    # self.optimizer); ALA's W_i steps stay Eq. (5)'s own
+    opts = base.pfl_numpy_optim.for_run(spec)     # None: plain SGD
+    last_trained = {}               # the round each client last trained in
 
     def adapt(t, i, passes):
         """Client i's ALA in round t: its Theta_hat (notes logged)."""
@@ -318,11 +322,15 @@ def run(spec, clients, w0, log, bug):
                 first = False
             if bug == "fedala-start-every-round":
                 first = True
-            # the model's mode: eval() by the evaluation after the
-            # previous round's hand-out, unless the client trained since
+            # the model's mode: eval() by the last evaluation (PFLlib's
+            # server evaluates after the hand-out in the rounds 0, g, 2g,
+            # ...: g = fedala.eval_gap), unless the client trained since
+            g = int(cfg["fedala.eval_gap"])
+            if bug == "fedala-eval-gap-ignored":
+                g = 1
             evaluated = (cfg["fedala.ala_mode"] == "pfllib"
                          and bug != "fedala-ala-mode-ignored"
-                         and i not in last_round)
+                         and g * ((t - 1) // g) > last_trained.get(i, -1))
             hat, made = _ala(clients[i], theta, local[i], weights[i],
                              mask, passes, first, cfg, bug, own, evaluated)
             started.add(i)
@@ -355,8 +363,10 @@ def run(spec, clients, w0, log, bug):
             x = hat
             alpha = cfg["eta"] * base.lr_factor(decay, t, trained[i])
             trained[i] += 1
+            opt = opts.begin(0, i) if opts is not None else None
             for s, batch in enumerate(batches, start=1):
-                x = x - alpha * clients[i].grad(x, batch)
+                g = clients[i].grad(x, batch)
+                x = opt.step(x, g, alpha) if opt is not None else x - alpha * g
                 x = base.track(clients[i], x)   # its statistics move x's
                 log("step", "train", "theta_i", x, round=t, client=i, step=s)
             log("client_end", "train", "theta_i", x, round=t, client=i)
@@ -370,7 +380,8 @@ def run(spec, clients, w0, log, bug):
             # a deepcopy of the first upload, its parameters averaged
             theta = np.where(own, uploads[base.first_upload(rnd, rnd["clients"])], theta)
         log("server", "train", "w", theta, round=t)
-        last_round = set(rnd["clients"])
+        for i in rnd["clients"]:
+            last_trained[i] = t
     if bug == "fedala-report-trained":
         return {"w": theta, "v": np.array(local)}
     return {"w": theta, "v": np.array(latest)}

@@ -46,6 +46,11 @@ lists (one pass in batches).
                  round runs its passes in evaluation mode (three start
                  phases so), one client alone and back (sum_first)
 
+  layers/bn-eval-gap  preset pfllib with fedala.eval_gap = 2 (PFLlib's
+                 -eg 2) on bn-pfllib's inputs: the evaluations of rounds
+                 0 and 2 only, so client 1, trained in round 0 and idle
+                 in round 1, passes in training mode in round 2
+
 Every vector's final v is each client's latest Θ̂_i (Alg. 1 l. 19: the
 model after its last ALA, before that round's local training; w⁰ for a
 client that never ran ALA), asserted to differ from the trained Θ_i^T
@@ -775,12 +780,56 @@ def bn_ala_mode():
         problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
 
 
+EVAL_GAP_SOURCE = ("; TsingZ0/PFLlib d832e76f6a23 system/flcore/servers/"
+                   "serverala.py:26-34 (send_models, evaluate() only when "
+                   "i % eval_gap == 0, then train()), main.py:420 (-eg)")
+
+
+def bn_eval_gap():
+    algorithm = {"name": "fedala", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.05, "fedala.eta": 3.0,
+                                     "fedala.s": 70, "fedala.p": 3,
+                                     "fedala.k": 2, "fedala.threshold": 0.01,
+                                     "fedala.max_epochs": 1,
+                                     "fedala.eval_gap": 2}}
+
+    def check(spec, result, state):
+        # evaluations in rounds 0 and 2 only: client 1, trained in round 0
+        # (after its evaluation) and idle in round 1, passes in training
+        # mode in round 2, where eval_gap = 1 has it in evaluation mode
+        # (fedala/layers/bn-pfllib: (2, 1) among its passes)
+        assert state["eval_passes"] == [(1, 3), (3, 0), (3, 3)], \
+            state["eval_passes"]
+        assert final_with(spec, **{"fedala.ala_mode": "train"}) != result[2]
+
+    flags, mutants = subset("fedala-eval-gap", "fedala-ala-mode",
+                            "bn-own-buffers", "fedala-bn-ala-passes")
+    return make(
+        "fedala/layers/bn-eval-gap", "layers-bn-eval-gap.json",
+        "FedALA on a layer list with batch normalisation, preset pfllib, "
+        "PFLlib evaluating every second round (fedala.eval_gap = 2, its "
+        "-eg 2)",
+        "The model, clients, w⁰, rounds and hyperparameters of "
+        "fedala/layers/bn-pfllib, with fedala.eval_gap = 2: PFLlib's "
+        "server evaluates every client (model.eval()) after send_models in "
+        "rounds 0 and 2 only, so a client's passes run in evaluation mode "
+        "when its last training came before the last evaluation: client 3 "
+        "in round 1 (never trained), clients 0 and 3 in round 3 (last "
+        "trained in round 1, evaluated in round 2); client 1 in round 2 "
+        "passes in training mode (it trained in round 0 after that round's "
+        "evaluation, and round 1 evaluated no one), where eval_gap = 1 "
+        "runs it in evaluation mode.",
+        algorithm, BN_ROUNDS, flags, mutants,
+        PAPER + "; " + OFFICIAL + BN_SOURCE + EVAL_GAP_SOURCE, check,
+        problem=(BN_MODEL, CLIENTS, BN_INIT), tol=BN_TOL)
+
+
 def main():
     pg.write_all(sys.argv, HERE, (paper_partial, p_tensors, sum_first,
                                   official, paper_alone, pfllib_alone,
                                   stop_boundary, all_partial, pfllib_run,
                                   pfllib_lr, bn_pfllib, bn_pfllib_run,
-                                  bn_ala_mode))
+                                  bn_ala_mode, bn_eval_gap))
 
 
 if __name__ == "__main__":

@@ -333,6 +333,9 @@ typedef struct {
     int ala_clients;           /* pflref_fedala_ala_clients              */
     int start;                 /* pflref_fedala_start                    */
     int ala_mode;              /* pflref_fedala_ala_mode                 */
+    size_t eval_gap;           /* ≥ 1: PFLlib's -eg under ala_mode =
+                                  pfllib (the rounds 0, g, 2g, …
+                                  evaluate every client)                 */
 } pflref_fedala_hyper;
 
 /* FedPAC (Xu, Tong, Huang, ICLR 2023, arXiv 2306.11867, Alg. 1;

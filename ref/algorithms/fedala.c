@@ -102,10 +102,12 @@
  *                  participants whenever every client takes part.
  *   fedala.ala_mode
  *                  train: the passes in training mode | pfllib: in the
- *                  mode PFLlib leaves the model in (eval_gap = 1, its
- *                  default, main.py:420): evaluation mode, from the second
- *                  round on, for a client that did not train in the
- *                  previous round (serverala.py:26-31 evaluate() after
+ *                  mode PFLlib leaves the model in (fedala.eval_gap = g,
+ *                  its -eg, default 1, main.py:420: the rounds 0, g, 2g,
+ *                  ... evaluate): evaluation mode, from the second round
+ *                  on, for a client whose last training came before the
+ *                  last evaluation (g = 1: that did not train in the
+ *                  previous round; serverala.py:26-31 evaluate() after
  *                  send_models; clientbase.py:84, :126 model.eval();
  *                  clientala.py:23 model.train(); ALA.py:91 deepcopy keeps
  *                  the mode), training mode otherwise.  The same run as
@@ -192,7 +194,8 @@ typedef struct {
     double *losses;          /* max_epochs: the start phase's losses       */
     unsigned char *range;    /* P: RANGE_* (ALA's range, below it, r_μ/r_v) */
     unsigned char *started;  /* N: 1 = client i's start phase is done      */
-    unsigned char *trained;  /* N: 1 = client i trained in the last round  */
+    size_t *trained;         /* N: 1 + the last round client i trained in,
+                                0 = never (fedala.ala_mode = pfllib)     */
 } fedala_work;
 
 static void *fedala_work_alloc(const pflref_problem *problem,
@@ -211,7 +214,7 @@ static void *fedala_work_alloc(const pflref_problem *problem,
     ws->losses = pflref_work_doubles(&ws->list, hyper->fedala.max_epochs, 1);
     ws->range = pflref_work_flags(&ws->list, P);
     ws->started = pflref_work_flags(&ws->list, N);
-    ws->trained = pflref_work_flags(&ws->list, N);
+    ws->trained = pflref_work_indices(&ws->list, N, 1);
     return pflref_work_ready(ws);
 }
 
@@ -521,17 +524,26 @@ static int ala_skips(const pflref_state *s, const fedala_work *ws,
 }
 
 /* 1 when client i's passes run in evaluation mode (fedala.ala_mode =
- * pfllib, eval_gap = 1): PFLlib's server evaluates every client after
- * send_models (serverala.py:26-31; clientbase.py:84, :126 model.eval()),
- * and only a participant's train() sets model.train() again
- * (clientala.py:23); ALA.py:91's deepcopy keeps the mode.  So from the
- * second round on a client that did not train in the previous round was
- * last evaluated; in the first round ALA does nothing. */
+ * pfllib): PFLlib's server evaluates every client after send_models in
+ * the rounds e with e % eval_gap == 0 (serverala.py:26-31; clientbase.py:84,
+ * :126 model.eval()), and only a participant's train(), after that
+ * evaluation, sets model.train() again (clientala.py:23); ALA.py:91's
+ * deepcopy keeps the mode.  So in round t ≥ 1 the passes run in
+ * evaluation mode when the last evaluation, e = g ⌊(t − 1)/g⌋, came after
+ * the client's last training r (e > r; r = −1 if it never trained): with
+ * g = 1, when it did not train in round t − 1.  In the first round ALA
+ * does nothing. */
 static int ala_in_eval(const pflref_state *s, const fedala_work *ws,
                        size_t i)
 {
-    return s->hyper->fedala.ala_mode == PFLREF_FEDALA_ALA_MODE_PFLLIB &&
-           s->t > 0 && !ws->trained[i];
+    /* the registry refuses 0; a hyper zero-filled by hand means 1 */
+    const size_t g = s->hyper->fedala.eval_gap > 0 ? s->hyper->fedala.eval_gap
+                                                   : 1;
+    if (s->hyper->fedala.ala_mode != PFLREF_FEDALA_ALA_MODE_PFLLIB ||
+        s->t == 0)
+        return 0;
+    /* trained[i] = r + 1 (0: never); e > r ⇔ e + 1 > r + 1 */
+    return g * ((s->t - 1) / g) + 1 > ws->trained[i];
 }
 
 /* req: fedala.alg1.l7, fedala.alg1.l8_11, fedala.alg1.l12_14, fedala.alg1.l15 */
@@ -663,9 +675,11 @@ static pflref_status fedala_round(pflref_state *s,
         pflref_bn_copy_buffers(&pr->model, s->accum,
                                ws->local + pflref_bn_first_upload(
                                           plan, plan->clients[0]) * P);
-    /* fedala.ala_mode = pfllib: who trained this round (train() mode) */
+    /* fedala.ala_mode = pfllib: the round each client last trained in
+     * (train() mode after this round's evaluation) */
     for (size_t i = 0; i < s->N; i++)
-        ws->trained[i] = (unsigned char)in_round(plan, i);
+        if (in_round(plan, i))
+            ws->trained[i] = s->t + 1;
     return pflref_round_end(s, SERVER_LINE, trace, err);
 }
 

@@ -80,11 +80,19 @@ static const char *const fedala_ala_mode_values[] = {"train", "pfllib",
      fedala_ala_mode_values, "", \
      "the mode ALA's weight-learning passes run in: training mode, batch " \
      "normalisation on each batch's statistics | the mode PFLlib leaves " \
-     "the client's model in (eval_gap = 1): evaluation mode, on Θ_i's own " \
-     "running statistics, not moved, for a client that did not train in " \
-     "the previous round (TsingZ0/PFLlib d832e76f6a23 servers/" \
+     "the client's model in: evaluation mode, on Θ_i's own running " \
+     "statistics, not moved, for a client evaluated since it last trained " \
+     "(fedala.eval_gap = 1: that did not train in the previous round; " \
+     "TsingZ0/PFLlib d832e76f6a23 servers/" \
      "serverala.py:26-31 evaluate() after send_models; clients/" \
      "clientbase.py:84, :126 model.eval(); clients/clientala.py:23 " \
-     "model.train(); utils/ALA.py:91 deepcopy keeps the mode)"},
+     "model.train(); utils/ALA.py:91 deepcopy keeps the mode)"}, \
+    {"fedala.eval_gap", "fedala", "", PFLREF_PARAM_INT, \
+     offsetof(pflref_hyper, fedala.eval_gap), 1.0, 1.0, 0, NULL, "", \
+     "under fedala.ala_mode = pfllib, PFLlib's -eg: the rounds 0, g, 2g, " \
+     "... evaluate every client after send_models, so a client's passes " \
+     "run in evaluation mode when an evaluation came after its last " \
+     "training (TsingZ0/PFLlib d832e76f6a23 servers/serverala.py:28 i % " \
+     "eval_gap == 0; main.py:420 default 1)"},
 
 #endif

@@ -66,6 +66,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "fedala-ala-mode",
     "fedala-bn-ala-passes",
     "fedala-clip",
+    "fedala-eval-gap",
     "fedala-lower-layers",
     "fedala-range",
     "fedala-reported-model",

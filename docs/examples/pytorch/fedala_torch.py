@@ -16,6 +16,7 @@ as the weights' gradient), with the lines of docs/algorithms/fedala.md:
           the last k below the threshold, at most max_epochs passes; in
           later rounds one pass (l. 12)
   l. 16   torch.optim.SGD(lr=α) from Θ̂, one step per scheduled batch
+          (opt.*: torch_common.ClientOptimizers, the client optimizer)
   l. 18   Θ ← Σ n_i Θ_i / Σ n_j over the participants
   l. 19   the result's v_i: client i's latest Θ̂_i (its model right after
           its last ALA, before that round's training; w⁰ if it never ran
@@ -60,8 +61,8 @@ import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader,
                       put_buffers, state_flat)
-from torch_common import Recorder, Unsupported, clone, flat, load_flat, \
-    lr_factor, main, plan
+from torch_common import ClientOptimizers, Recorder, Unsupported, clone, \
+    flat, is_personal, load_flat, lr_factor, main, plan, take_optimizer
 
 
 def ala_range(model, cfg):
@@ -140,8 +141,26 @@ def skips(prob, t, theta, theta_i):
 
 def run(vector_raw):
     """FedALA on a golden vector; returns its pflref-result/1 dict."""
+    # opt.*: clientala.py's self.optimizer, the local training's (l. 16);
+    # ALA's W_i steps stay Eq. (5)'s own (ALA.py steps W by hand)
+    vector_raw, ocfg = take_optimizer(vector_raw)
+    optimizers = ClientOptimizers(ocfg)
     prob = bn_problem(vector_raw, "fedala")
     cfg = prob.cfg
+    split = cfg.get("split") or []
+
+    def personal(name):
+        """The split's test; a batch-norm layer's weight, bias by its
+        layer's name (torch_common.layer_blocks lists dense and conv2d)."""
+        m = prob.model
+        if m["kind"] == "layers":
+            off = 1 if len(m["input"]) == 3 else 0
+            idx, role = name.split(".", 1)
+            L = m["layers"][int(idx) - off]
+            if L["type"].startswith("batchnorm"):
+                lname = str(L.get("name", int(idx) - off))
+                return lname in split or "%s.%s" % (lname, role) in split
+        return is_personal(m, name, split)
     if prob.bn and cfg.get("bn.aggregate", "average") != "parameters_only":
         raise Unsupported("batch normalisation under bn.aggregate %r"
                           % cfg.get("bn.aggregate", "average"))
@@ -158,6 +177,7 @@ def run(vector_raw):
     trained = [0 for _ in prob.clients]
     started = set()
     evaluated = cfg.get("fedala.ala_mode", "train") == "pfllib"
+    gap = int(cfg.get("fedala.eval_gap", 1))        # PFLlib's -eg
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, state_flat(glob))
         every = cfg.get("fedala.ala_clients", "participants") == "all"
@@ -189,7 +209,7 @@ def run(vector_raw):
                     nets[i] = hats[i]
                     rec.record("note", "theta_hat", state_flat(nets[i]),
                                round=t, client=i)
-            if evaluated:             # serverala.py:28-31, evaluate()
+            if evaluated and t % gap == 0:   # serverala.py:28-31, evaluate()
                 for model in hats.values():
                     model.eval()
         for i, batches in plan(rnd).items():
@@ -197,7 +217,8 @@ def run(vector_raw):
             model.train()
             alpha = cfg["eta"] * lr_factor(cfg, t, trained=trained[i])
             trained[i] += 1
-            opt = torch.optim.SGD(model.parameters(), lr=alpha)
+            opt = optimizers.get(0, i, model, alpha,
+                                 personal if split else None)
             rec.record("client_begin", "theta_i", state_flat(model), round=t,
                        client=i, step=0)
             for s, b in enumerate(batches, start=1):
@@ -205,13 +226,15 @@ def run(vector_raw):
                 prob.clients[i].loss(model, b).backward()
                 opt.step()
                 rec.step(t, i, s, "theta_i", state_flat(model))
+            optimizers.keep(0, i, opt)
             rec.client_end(t, i, "theta_i", state_flat(model))
             nets[i] = model
             uploads[i] = flat(model)
-        if evaluated and not every:
+        if evaluated and not every and t % gap == 0:
             # ALA ran on the participants only, each just before its
-            # train(): this round's evaluate() (after send_models) left
-            # every other client's model in eval()
+            # train(): this round's evaluate() (after send_models, in the
+            # rounds t % eval_gap == 0) left every other client's model in
+            # eval()
             for i in rest:
                 nets[i].eval()
         m_t = sum(prob.n[i] for i in uploads)
