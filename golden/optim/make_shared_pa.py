@@ -1,0 +1,450 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Shared-switch golden vectors (issue 33 §3) of APPLE, FedRecon, FedPAC,
+LoRA and pFedHN: for the (algorithm, opt.* / lr.* / bn.* value) pairs the
+coincidence audit (golden/coincidences.py, _NOT_YET) listed as not yet run
+coincidence-free by any vector of the algorithm, a few small vectors that
+each run several of them at once, free of the audit's shared coincidences
+(SHARED_RULES).
+
+Each vector's spec is run, as written, through its algorithm's exact
+replay (golden/audit.py's replay: pflref_exact_apple.py,
+pflref_exact_fedrecon.py, pflref_exact_fedpac.py, pflref_exact_lora.py,
+pflref_exact_pfedhn.py), whose optimizer steps go through
+golden/pflref_exact_optim.py (docs/optimizers.md, the slots table).  The
+generator asserts, per vector, what makes it able to fail: each flagged
+bug moves a value far outside the tolerance (check_mutants), every other
+opt.state lifetime gives another run, the clip acts on some steps and not
+on others, the decay changes the run, and the audit finds none of the
+shared coincidences for the values the vector is meant to cover
+(covered_free).
+
+Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
+  apple/nesterov-clip-step-server   the problem of golden/apple (four
+                 clients, every client in three rounds): Nesterov, decoupled
+                 decay on the weights (w and p_i; the bias b undecayed), a
+                 clip acting on some steps, one optimizer carried from client
+                 to client, a step decay firing at round 2
+  apple/adamw-client-eta-p   AdamW kept per client, η_p alone decayed
+                 (lr.scope = eta_p, exponential)
+  apple/classical-client-decay   classical momentum kept per client,
+                 exponential decay of η and η_p
+  fedrecon/nesterov-clip-server   the problem of golden/fedrecon: the
+                 update of g on Nesterov momentum with decoupled decay, a
+                 clip acting on some steps, carried from client to client
+  fedrecon/adamw-server   AdamW carried from client to client
+
+    /usr/bin/python3 golden/optim/make_shared_pa.py [OUTDIR]
+"""
+import copy
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.dirname(HERE)
+sys.path.insert(0, GOLDEN)
+sys.path.insert(0, HERE)
+
+import make_shared_pfl as msp             # noqa: E402
+import pflref_exact_optim as po           # noqa: E402
+import pflref_golden as pg                # noqa: E402
+from make_algorithms import (NESTEROV_CLIP_STEP_MUTANTS,  # noqa: E402
+                             clip_decisions)
+
+GENERATOR = ("golden/optim/make_shared_pa.py with golden/pflref_exact_optim.py "
+             "and each algorithm's exact replay (golden/audit.py replay; "
+             "exact fractions, square roots at 60 decimal digits)")
+SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
+          "update rules, torch.nn.utils.clip_grad_norm_, "
+          "torch.optim.lr_scheduler.StepLR / ExponentialLR stepped once a "
+          "round; docs/optimizers.md (the slots and the state lifetimes); "
+          "each algorithm's paper and reading as in its own vectors")
+replay = msp.replay
+# candidate clip thresholds: the first acting on some steps and not on
+# every step (clip_acts) is taken
+CLIPS = (0.875, 1.125, 0.6875, 1.375, 0.5625, 1.625, 0.4375, 0.3125, 0.25,
+         0.1875, 2.25)
+
+
+def clip_mixed(spec):
+    clipped = [coef < 1 for _, _, coef in clip_decisions(replay, spec)]
+    return any(clipped) and not all(clipped)
+
+
+def with_clip(build):
+    """build(c) for the first c of CLIPS whose clip acts on some steps and
+    not on others."""
+    for c in CLIPS:
+        spec = build(c)
+        if clip_mixed(spec):
+            return c, spec
+    raise AssertionError("no clip threshold acts on some steps only")
+
+
+def optimizer_acts():
+    """The optimizer changes the run: the spec on plain SGD (no opt.*)
+    with the same algorithm constants is another run."""
+    def check(spec, exp, tol):
+        alt = copy.deepcopy(spec)
+        alt["algorithm"]["hyperparameters"] = {
+            k: v for k, v in spec["algorithm"]["hyperparameters"].items()
+            if not k.startswith("opt.")}
+        alt["algorithm"]["switches"] = {
+            k: v for k, v in spec["algorithm"]["switches"].items()
+            if not k.startswith("opt.")}
+        assert pg.detects(exp, replay(alt), tol) is not None
+    return check
+
+
+def make(alg, name, title, description, spec, tol, flags, mutants, covers,
+         checks=()):
+    vid = "optim/%s/%s" % (alg, name)
+    spec = dict(spec, name=title, description=description)
+    exp = replay(spec)
+    mutants = dict(mutants)
+    if "optimizer-state-lifetime" in flags:
+        life = po.config(spec["algorithm"])["opt.state"]
+        mutants["optimizer-state-lifetime"] = [
+            b for b in msp.STATE_BUGS if b != "state-" + life]
+    pg.check_mutants(vid, exp, tol, flags, mutants,
+                     lambda bugs: replay(spec, bugs))
+    if "opt.decay_scope" in spec["algorithm"]["switches"]:
+        checks = [msp.scope_matters] + list(checks)
+    if po.uses_optimizer(spec):
+        checks = [msp.lifetimes_differ] + list(checks)
+    for check in [msp.covered_free(covers)] + list(checks):
+        check(spec, exp, tol)
+    prov = pg.provenance("independent", SOURCE, GENERATOR)
+    return "%s-%s.json" % (alg, name), pg.vector(vid, title, prov, flags,
+                                                  spec, tol, exp)
+
+
+SGD_HYPER = {"opt.momentum": 0.71875, "opt.weight_decay": 0.15625}
+SGD_SWITCHES = {"opt.nesterov": "on", "opt.weight_decay_form": "decoupled",
+                "opt.state": "server", "opt.clip": "norm"}
+SGD_COVERS = [("opt.nesterov", "on"), ("opt.weight_decay_form", "decoupled"),
+              ("opt.clip", "norm"), ("opt.state", "server")]
+ADAMW_HYPER = {"opt.beta1": 0.75, "opt.beta2": 0.96875,
+               "opt.eps": 0.001953125, "opt.weight_decay": 0.09375}
+ADAMW_TEXT = ("opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = 0.96875, "
+              "opt.eps = 0.001953125, opt.weight_decay = 0.09375 (decoupled, "
+              "AdamW's theta <- theta (1 - eta lambda))")
+ADAMW_MUTANTS = {"weight-decay-form": ["decay-form-swap"],
+                 "adam-bias-correction": ["adam-no-bias-correction"]}
+CLASSICAL_TEXT = ("opt.momentum = 0.59375, opt.momentum_form = classical "
+                  "(v <- 0.59375 v - eta d, theta <- theta + v: eta inside "
+                  "the velocity, unlike torch's form once eta decays)")
+
+
+# ---------------------------------------------------------------- apple
+
+sys.path.insert(0, os.path.join(GOLDEN, "apple"))
+import make_apple as mapple               # noqa: E402
+
+APPLE_TEXT = ("APPLE (Luo, Wu, IJCAI 2022, Alg. 1; the authors' one optimizer "
+              "over the core w_i and p_i, two parameter groups: eta on the "
+              "core's w, b, eta_p on p_i's block ps).  The clients and w0 of "
+              "apple/worked/paper-partial (linear model with bias, squared "
+              "loss, n = 4, 3, 5, 2), every client in three rounds; eta = "
+              "0.09, eta_p = 0.13, mu = 0.45, L = 3.  ")
+APPLE_HYPER = mapple.hyper(0.09, 0.13, 0.45, 3)
+
+
+def apple_tolerance(adam, clip=False):
+    tol = dict(mapple.TOL)
+    tol["basis"] = (mapple.TOL["basis"] + " The optimizer's step adds a "
+                    "momentum buffer (mu < 0.75) or Adam's normalised step"
+                    + (" (square roots at 60 digits)" if adam else "")
+                    + (", the clip's norm at 60 digits" if clip else "")
+                    + ": a few roundings more per step, far below the "
+                    "tolerance.")
+    return tol
+
+
+def apple_spec(hyper, switches):
+    algorithm = {"name": "apple", "hyperparameters": dict(APPLE_HYPER, **hyper),
+                 "switches": dict(switches)}
+    return pg.given_spec("", None, mapple.MODEL, mapple.CLIENTS, mapple.INIT,
+                         algorithm, mapple.rounds_json(mapple.EVERY))
+
+
+def apple_sgd():
+    hyper = dict(SGD_HYPER, **{"lr.gamma": 0.5625, "lr.step_rounds": 2})
+    switches = dict(SGD_SWITCHES, **{"opt.decay_scope": "weights",
+                                     "lr.schedule": "step"})
+    c, spec = with_clip(lambda c: apple_spec(
+        dict(hyper, **{"opt.clip_norm": c}), switches))
+    return make(
+        "apple", "nesterov-clip-step-server",
+        "APPLE, the core and p_i on torch.optim.SGD(momentum = 0.71875, "
+        "nesterov = True, weight_decay = 0.15625 decoupled, on the weights "
+        "only), clip_grad_norm_ at %g, one object carried from client to "
+        "client, step decay 0.5625 every 2 rounds" % c,
+        APPLE_TEXT + "opt.momentum = 0.71875, opt.nesterov = on, "
+        "opt.weight_decay = 0.15625 with opt.weight_decay_form = decoupled "
+        "(theta <- theta (1 - eta lambda) before the step, each group's own "
+        "eta) and opt.decay_scope = weights (w and ps decay, the bias b does "
+        "not), opt.clip = norm at c = %g over the optimizer's whole vector "
+        "(acting on some steps, not on others), opt.state = server (one "
+        "optimizer carried from client to client in training order), "
+        "lr.schedule = step with lr.gamma = 0.5625 and lr.step_rounds = 2 "
+        "(round 2's eta and eta_p times 0.5625)." % c,
+        spec, apple_tolerance(False, True),
+        msp.SGD_FLAGS + ["apple-optimizer-groups"],
+        dict(NESTEROV_CLIP_STEP_MUTANTS,
+             **{"apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"],
+                "lr-schedule": ["lr-ignored", "lr-shifted", "lr-p-const"]}),
+        SGD_COVERS + [("opt.decay_scope", "weights"), ("lr.schedule", "step")],
+        [msp.clip_acts, msp.decay_matters, optimizer_acts()])
+
+
+def apple_adamw():
+    spec = apple_spec(dict(ADAMW_HYPER, **{"lr.gamma": 0.6875}),
+                      {"opt.method": "adamw", "opt.state": "client",
+                       "lr.schedule": "exponential", "lr.scope": "eta_p"})
+    return make(
+        "apple", "adamw-client-eta-p",
+        "APPLE, the core and p_i on torch.optim.AdamW(betas = (0.75, "
+        "0.96875), eps = 2^-9, weight_decay = 0.09375) kept per client, "
+        "eta_p alone decayed by 0.6875 a round",
+        APPLE_TEXT + ADAMW_TEXT + ", opt.state = client (a client's moments "
+        "and step counts carried into its next round), lr.schedule = "
+        "exponential with lr.gamma = 0.6875 and lr.scope = eta_p: round t's "
+        "eta_p is 0.13 * 0.6875^t, the core's eta stays 0.09.",
+        spec, apple_tolerance(True),
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "lr-schedule", "apple-optimizer-groups"],
+        dict(ADAMW_MUTANTS,
+             **{"lr-schedule": ["lr-ignored", "lr-shifted", "lr-scope-flip"],
+                "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"]}),
+        [("opt.method", "adamw"), ("opt.state", "client"),
+         ("lr.schedule", "exponential"), ("lr.scope", "eta_p")],
+        [msp.decay_matters, optimizer_acts()])
+
+
+def apple_classical():
+    spec = apple_spec({"opt.momentum": 0.59375, "lr.gamma": 0.78125},
+                      {"opt.momentum_form": "classical", "opt.state": "client",
+                       "lr.schedule": "exponential"})
+    return make(
+        "apple", "classical-client-decay",
+        "APPLE, the core and p_i on classical momentum v <- 0.59375 v - eta "
+        "d kept per client, exponential decay 0.78125",
+        APPLE_TEXT + CLASSICAL_TEXT + ", opt.state = client (a client's "
+        "velocities carried into its next round), lr.schedule = exponential "
+        "with lr.gamma = 0.78125 (round t's eta and eta_p times 0.78125^t).",
+        spec, apple_tolerance(False),
+        ["momentum-form", "optimizer-state-lifetime", "lr-schedule",
+         "apple-optimizer-groups"],
+        {"momentum-form": ["momentum-form-swap"],
+         "lr-schedule": ["lr-ignored", "lr-shifted", "lr-p-const"],
+         "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"]},
+        [("opt.momentum_form", "classical"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")],
+        [msp.decay_matters])
+
+
+# ---------------------------------------------------------------- fedrecon
+
+sys.path.insert(0, os.path.join(GOLDEN, "fedrecon"))
+import make_worked as mrecon              # noqa: E402
+
+FEDRECON_TEXT = ("FedRecon (Singhal et al., NeurIPS 2021, Alg. 1): the "
+                 "problem, supports, rounds and evaluation of "
+                 "golden/fedrecon/make_worked.py (linear model with bias, "
+                 "half-squared loss, n = 5, 3, 6, split personal = b: g = w, "
+                 "l = b; S = {0, 1}, {1, 2}, {0, 2}); eta_r = 0.215, eta_u = "
+                 "0.135, eta_s = 0.85.  The update steps of g (l. 11) go "
+                 "through the client optimizer (TFF's client_optimizer_fn), "
+                 "the reconstruction of l stays plain SGD.  ")
+
+
+def fedrecon_tolerance(adam, clip=False):
+    return {
+        "atol": 1e-13, "rtol": 1e-12,
+        "basis": "fp64 reference in fixed order against exact rationals of "
+                 "the binary inputs" + (", Adam's square roots and the values "
+                 "after them at 60 decimal digits (error < 1e-58)" if adam
+                 else "") + (", the clip's norms at 60 digits" if clip else "")
+                 + ": at most 5 local steps per client and round (at most 3 "
+                 "through the optimizer), three rounds and two evaluation "
+                 "steps, terms below 10 in magnitude, momentum 0.71875 and "
+                 "Adam's normalised steps bounded, so the accumulated error "
+                 "stays below 1e-14; every flagged bug moves some value by "
+                 "more than 1e3 times the tolerance."}
+
+
+def fedrecon_spec(hyper, switches):
+    algorithm = {"name": "fedrecon",
+                 "hyperparameters": dict(mrecon.HYPER, **hyper),
+                 "switches": dict(switches)}
+    init = {"kind": "given", "w": mrecon.W0, "support": mrecon.SUPPORT}
+    return pg.given_spec("", None, mrecon.MODEL, mrecon.CLIENTS, init,
+                         algorithm, mrecon.rounds_json(mrecon.ROUNDS),
+                         split=mrecon.SPLIT, post=mrecon.POST)
+
+
+def fedrecon_sgd():
+    c, spec = with_clip(lambda c: fedrecon_spec(
+        dict(SGD_HYPER, **{"opt.clip_norm": c}), SGD_SWITCHES))
+    return make(
+        "fedrecon", "nesterov-clip-server",
+        "FedRecon, the update of g on torch.optim.SGD(momentum = 0.71875, "
+        "nesterov = True, weight_decay = 0.15625 decoupled), clip_grad_norm_ "
+        "at %g, one object carried from client to client" % c,
+        FEDRECON_TEXT + "opt.momentum = 0.71875, opt.nesterov = on, "
+        "opt.weight_decay = 0.15625 with opt.weight_decay_form = decoupled "
+        "(g <- g (1 - eta_u lambda) before the step), opt.clip = norm at c "
+        "= %g (acting on some steps, not on others), opt.state = server (one "
+        "optimizer carried from client to client in training order)." % c,
+        spec, fedrecon_tolerance(False, True),
+        ["nesterov-momentum", "weight-decay-form", "optimizer-state-lifetime",
+         "optimizer-phase"],
+        {"nesterov-momentum": ["nesterov-ignored"],
+         "weight-decay-form": ["decay-form-swap"],
+         "optimizer-phase": ["recon-optimizer"]},
+        SGD_COVERS, [msp.clip_acts, optimizer_acts()])
+
+
+def fedrecon_adamw():
+    spec = fedrecon_spec(ADAMW_HYPER, {"opt.method": "adamw",
+                                       "opt.state": "server"})
+    return make(
+        "fedrecon", "adamw-server",
+        "FedRecon, the update of g on torch.optim.AdamW(betas = (0.75, "
+        "0.96875), eps = 2^-9, weight_decay = 0.09375), one object carried "
+        "from client to client",
+        FEDRECON_TEXT + ADAMW_TEXT + ", opt.state = server (one optimizer's "
+        "moments and step count carried from client to client in training "
+        "order).",
+        spec, fedrecon_tolerance(True),
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "optimizer-phase"],
+        dict(ADAMW_MUTANTS, **{"optimizer-phase": ["recon-optimizer"]}),
+        [("opt.method", "adamw"), ("opt.state", "server")],
+        [optimizer_acts()])
+
+
+# ---------------------------------------------------------------- fedpac
+
+import make_shared as msh                 # noqa: E402
+
+FEDPAC_TEXT = ("FedPAC (Xu, Tong, Huang, ICLR 2023, Alg. 1; two optimizers "
+               "per client, the classifier's in the tau_phi head steps at "
+               "eta_phi, the feature extractor's in the rest at eta).  The "
+               "layer list (dense 2-4, relu, dense 4-3, cross-entropy), "
+               "clients (n = 3, 4, 5), init and rounds (S = {0, 1}, {2}, {0, "
+               "1, 2}) of golden/%s; eta = 0.34375, eta_phi = 0.40625, lambda "
+               "= 0.6, tau_phi = 2.  " % msh.FEDPAC_FROZEN)
+FEDPAC_BN = "fedpac/layers-bn-paper.json"
+FEDPAC_BN_TEXT = ("FedPAC (Xu, Tong, Huang, ICLR 2023, Alg. 1) on the batch-norm "
+                  "layer list of golden/%s (dense fc1 2 -> 4, batchnorm1d bn1 "
+                  "(eps 2^-5, momentum 0.2), relu, dense out 4 -> 3, "
+                  "cross-entropy; n = 3, 4, 5; S = {0, 1}, {2}, {0, 1, 2}), "
+                  "its inputs and constants (eta = 0.4, eta_phi = 0.5, lambda "
+                  "= 0.65, tau_phi = 1), plain SGD.  " % FEDPAC_BN)
+FEDPAC_GROUPS = {"fedpac-optimizers": ["opt-head-plain", "opt-body-plain",
+                                       "opt-one-lr"]}
+
+
+def fedpac_adamw():
+    spec = msh.base("fedpac", dict(ADAMW_HYPER, **{"lr.gamma": 0.6875}),
+                    {"opt.method": "adamw", "opt.state": "client",
+                     "lr.schedule": "exponential"})
+    return make(
+        "fedpac", "adamw-client-decay",
+        "FedPAC, two torch.optim.AdamW(betas = (0.75, 0.96875), eps = 2^-9, "
+        "weight_decay = 0.09375) kept per client, exponential decay 0.6875",
+        FEDPAC_TEXT + ADAMW_TEXT + ", opt.state = client (each client's two "
+        "optimizers carried into its next round), lr.schedule = exponential "
+        "with lr.gamma = 0.6875 (round t's eta and eta_phi times 0.6875^t).",
+        spec, msh.FEDPAC_TOL,
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "lr-schedule", "fedpac-optimizers"],
+        dict(ADAMW_MUTANTS, **FEDPAC_GROUPS,
+             **{"lr-schedule": ["lr-ignored", "lr-shifted", "lr-phi-const"]}),
+        [("opt.method", "adamw"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")],
+        [msp.decay_matters, optimizer_acts()])
+
+
+def fedpac_adam():
+    spec = msh.base("fedpac", dict(ADAMW_HYPER, **{"opt.weight_decay": 0.1875}),
+                    {"opt.method": "adam", "opt.state": "server"})
+    return make(
+        "fedpac", "adam-server",
+        "FedPAC, two torch.optim.Adam(betas = (0.75, 0.96875), eps = 2^-9, "
+        "weight_decay = 0.1875 coupled), each carried from client to client",
+        FEDPAC_TEXT + "opt.method = adam, opt.beta1 = 0.75, opt.beta2 = "
+        "0.96875, opt.eps = 0.001953125, opt.weight_decay = 0.1875 (coupled: "
+        "added to the gradient before the moments), opt.state = server (the "
+        "classifier's and the feature extractor's optimizers each carried "
+        "from client to client in training order).",
+        spec, msh.FEDPAC_TOL,
+        ["weight-decay-form", "adam-bias-correction",
+         "optimizer-state-lifetime", "fedpac-optimizers"],
+        dict(ADAMW_MUTANTS, **FEDPAC_GROUPS),
+        [("opt.method", "adam"), ("opt.state", "server")],
+        [optimizer_acts()])
+
+
+def fedpac_classical():
+    # opt.momentum 0.53125: 0.59375 would be 1 - eta_phi
+    spec = msh.base("fedpac", {"opt.momentum": 0.53125, "lr.gamma": 0.78125},
+                    {"opt.momentum_form": "classical", "opt.state": "client",
+                     "lr.schedule": "exponential"})
+    return make(
+        "fedpac", "classical-client-decay",
+        "FedPAC, two classical momentum optimizers v <- 0.53125 v - eta d "
+        "kept per client, exponential decay 0.78125",
+        FEDPAC_TEXT + "opt.momentum = 0.53125, opt.momentum_form = "
+        "classical (v <- 0.53125 v - eta d, theta <- theta + v: eta inside "
+        "the velocity, unlike torch's form once eta decays), opt.state = "
+        "client (each client's two velocities carried into its next round), "
+        "lr.schedule = exponential with lr.gamma = 0.78125 (round t's eta "
+        "and eta_phi times 0.78125^t).",
+        spec, msh.FEDPAC_TOL,
+        ["momentum-form", "optimizer-state-lifetime", "lr-schedule",
+         "fedpac-optimizers"],
+        dict(FEDPAC_GROUPS, **{
+            "momentum-form": ["momentum-form-swap"],
+            "lr-schedule": ["lr-ignored", "lr-shifted", "lr-phi-const"]}),
+        [("opt.momentum_form", "classical"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")],
+        [msp.decay_matters])
+
+
+def fedpac_bn(kind):
+    spec = copy.deepcopy(msh.ma.frozen_spec(FEDPAC_BN))
+    with open(os.path.join(GOLDEN, FEDPAC_BN)) as f:
+        tol = json.load(f)["tolerance"]      # its own, the same steps
+    sw = spec["algorithm"].setdefault("switches", {})
+    flags, mutants = msp.BN_FLAGS[kind]
+    if kind == "frozen":
+        sw["bn.running"] = "frozen"
+        title = "the running statistics frozen (bn.running = frozen)"
+        what = msp.BN_FROZEN
+    else:
+        sw["bn.running_var"] = "biased"
+        title = ("the biased batch variance into the running variance "
+                 "(bn.running_var = biased)")
+        what = msp.BN_BIASED
+    return make(
+        "fedpac", "bn-" + kind, "FedPAC on a batch-norm layer list, " + title,
+        FEDPAC_BN_TEXT + what, spec, tol, list(flags), dict(mutants),
+        msp.bn_covers(kind))
+
+
+MAKERS = (apple_sgd, apple_adamw, apple_classical, fedrecon_sgd,
+          fedrecon_adamw, fedpac_adamw, fedpac_adam, fedpac_classical,
+          lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"))
+
+
+def main():
+    pg.write_all(sys.argv, HERE, MAKERS)
+
+
+if __name__ == "__main__":
+    main()
