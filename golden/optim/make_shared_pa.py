@@ -437,9 +437,170 @@ def fedpac_bn(kind):
         msp.bn_covers(kind))
 
 
+# ---------------------------------------------------------------- lora
+
+import pflref_exact_lora as xlora         # noqa: E402
+
+LORA_ADAM = "lora/worked-layers-mlp-adam.json"
+LORA_BN = "lora/bn-fedavg-bn1d.json"
+
+
+def lora_clips(spec):
+    """The lora replay's clip decisions (its own optimizer's CLIP_LOG)."""
+    log = []
+    xlora.CLIP_LOG = log
+    try:
+        replay(spec)
+    finally:
+        xlora.CLIP_LOG = None
+    return [coef < 1 for _, _, coef in log]
+
+
+def lora_clip_acts(spec, exp, tol):
+    clipped = lora_clips(spec)
+    assert any(clipped) and not all(clipped), clipped
+
+
+def frozen_vector(rel):
+    with open(os.path.join(GOLDEN, rel)) as f:
+        v = json.load(f)
+    return copy.deepcopy(v["spec"]), v["tolerance"]
+
+
+def lora_adamw():
+    def build(c):
+        spec, _ = frozen_vector(LORA_ADAM)
+        spec["algorithm"]["hyperparameters"].update(
+            {"opt.weight_decay": 0.09375, "opt.clip_norm": c})
+        spec["algorithm"]["switches"].update(
+            {"opt.method": "adamw", "opt.clip": "norm"})
+        return spec
+    for c in CLIPS:
+        spec = build(c)
+        clipped = lora_clips(spec)
+        if any(clipped) and not all(clipped):
+            break
+    else:
+        raise AssertionError("lora: no clip threshold acts on some steps only")
+    _, tol = frozen_vector(LORA_ADAM)
+    tol = dict(tol, basis=tol["basis"] + " The clip's norm over the moving "
+               "adapter blocks is taken at 60 digits, as Adam's square roots.")
+    return make(
+        "lora", "adamw-clip-client",
+        "LoRA (FedAvg of the adapters), torch.optim.AdamW(betas = (0.75, "
+        "0.875), eps = 0.001, weight_decay = 0.09375) on the adapter, "
+        "clip_grad_norm_ at %g, kept per client" % c,
+        "LoRA (Hu et al. 2021, lora.method = fedavg) on the layer list, "
+        "clients, init and rounds of golden/%s (dense fc1 3 -> 3, relu, dense "
+        "fc2 3 -> 2, relu, dense out 2 -> 1, half-squared loss; r = 1, alpha "
+        "= 1.5, eta = 0.0625; every target layer's lora_A and lora_B the "
+        "optimizer's blocks).  opt.method = adamw, opt.beta1 = 0.75, "
+        "opt.beta2 = 0.875, opt.eps = 0.001, opt.weight_decay = 0.09375 "
+        "(decoupled: q <- q (1 - eta lambda)), opt.clip = norm at c = %g over "
+        "every moving adapter block at once (acting on some steps, not on "
+        "others), opt.state = client (a client's moments and step counts "
+        "carried into its next round)." % (LORA_ADAM, c),
+        spec, tol,
+        ["weight-decay-form", "clip-scope", "adam-bias-correction",
+         "lora-optimizer"],
+        {"weight-decay-form": ["decay-form-swap"],
+         "clip-scope": ["clip-per-block"],
+         "adam-bias-correction": ["adam-no-bias-correction"],
+         "lora-optimizer": ["opt-plain-step", "opt-state-reset"]},
+        [("opt.method", "adamw"), ("opt.clip", "norm")],
+        [lora_clip_acts, optimizer_acts()])
+
+
+def lora_bn_frozen():
+    spec, tol = frozen_vector(LORA_BN)
+    spec["algorithm"]["switches"]["bn.running"] = "frozen"
+    flags, mutants = msp.BN_FLAGS["frozen"]
+    return make(
+        "lora", "bn-frozen",
+        "LoRA (FedAvg of the adapters) on a batch-norm layer list, the "
+        "running statistics frozen (bn.running = frozen)",
+        "LoRA (Hu et al. 2021, lora.method = fedavg) on the inputs of "
+        "golden/%s (dense fc1 3 -> 4 without bias, batchnorm1d bn1 (eps = "
+        "0.03, momentum 0.2), relu, dense fc2 4 -> 1, squared loss; n = 4, 3, "
+        "5; r = 1, alpha = 1.5, eta = 0.0625), plain SGD on the adapter.  "
+        % LORA_BN + msp.BN_FROZEN,
+        spec, tol, list(flags) + ["lora-frozen"],
+        dict(mutants, **{"lora-frozen": ["lora-train-w0"]}),
+        msp.bn_covers("frozen"))
+
+
+# ---------------------------------------------------------------- pfedhn
+
+import make_algorithms as malg            # noqa: E402
+
+PFEDHN = "pfedhn/worked-linear-bias.json"
+PFEDHN_TEXT = ("pFedHN (Shamsian et al. 2021, Alg. 1, linear hypernetwork with "
+               "bias) on the linear model with bias, clients, hypernetwork and "
+               "rounds of golden/%s (one client per round, clients 0 and 2 "
+               "sampled twice; eta = 0.15, alpha = 0.3, alpha_v = 0.55), split "
+               "personal = b: the local steps of l. 6-8 go through the client "
+               "optimizer, whose decay scope reads the split's blocks of the "
+               "target model.  " % PFEDHN)
+SCOPE_MUTANTS = {"weight-decay-scope": ["decay-scope-all", "decay-scope-flip"]}
+
+
+def pfedhn_spec(hyper, switches):
+    spec, _ = frozen_vector(PFEDHN)
+    spec["algorithm"]["hyperparameters"].update(hyper)
+    spec["algorithm"].setdefault("switches", {}).update(switches)
+    spec["split"] = {"personal": ["b"]}
+    return spec
+
+
+def pfedhn_adam():
+    spec = pfedhn_spec(dict(ADAMW_HYPER, **{"opt.weight_decay": 0.1875}),
+                       {"opt.method": "adam", "opt.state": "client",
+                        "opt.decay_scope": "shared"})
+    return make(
+        "pfedhn", "adam-shared-client",
+        "pFedHN, the local steps on torch.optim.Adam(betas = (0.75, 0.96875), "
+        "eps = 2^-9, weight_decay = 0.1875 on the shared w only) kept per "
+        "client",
+        PFEDHN_TEXT + "opt.method = adam, opt.beta1 = 0.75, opt.beta2 = "
+        "0.96875, opt.eps = 0.001953125, opt.weight_decay = 0.1875 (coupled: "
+        "added to the gradient before the moments) with opt.decay_scope = "
+        "shared (w decays, the personal b does not), opt.state = client (a "
+        "client's moments and step counts carried into its next round).",
+        spec, malg.tolerance("at most 3 local steps per round, 5 rounds, "
+                             "Adam's square roots", exact=False, atol=1e-13,
+                             rtol=1e-12),
+        ["adam-bias-correction", "weight-decay-scope",
+         "optimizer-state-lifetime"],
+        dict(SCOPE_MUTANTS,
+             **{"adam-bias-correction": ["adam-no-bias-correction"]}),
+        [("opt.method", "adam"), ("opt.decay_scope", "shared")],
+        [optimizer_acts()])
+
+
+def pfedhn_personal():
+    spec = pfedhn_spec({"opt.momentum": 0.59375, "opt.weight_decay": 0.40625},
+                       {"opt.state": "server", "opt.decay_scope": "personal"})
+    return make(
+        "pfedhn", "momentum-personal-server",
+        "pFedHN, the local steps on torch.optim.SGD(momentum = 0.59375, "
+        "weight_decay = 0.40625 on the personal b only), one object carried "
+        "from client to client",
+        PFEDHN_TEXT + "opt.momentum = 0.59375, opt.weight_decay = 0.40625 "
+        "(coupled) with opt.decay_scope = personal (b decays, the shared w "
+        "does not), opt.state = server (one optimizer carried from round to "
+        "round, client to client).",
+        spec, malg.tolerance("at most 3 local steps per round, 5 rounds",
+                             atol=1e-13, rtol=1e-12),
+        ["weight-decay-scope", "optimizer-state-lifetime"],
+        dict(SCOPE_MUTANTS),
+        [("opt.decay_scope", "personal")],
+        [optimizer_acts()])
+
+
 MAKERS = (apple_sgd, apple_adamw, apple_classical, fedrecon_sgd,
           fedrecon_adamw, fedpac_adamw, fedpac_adam, fedpac_classical,
-          lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"))
+          lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"), lora_adamw, lora_bn_frozen,
+          pfedhn_adam, pfedhn_personal)
 
 
 def main():
