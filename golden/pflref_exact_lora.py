@@ -104,15 +104,15 @@ MUTANTS = {
     "hetlora-prune": ["het-no-reg", "het-no-prune", "het-prune-ceil"],
     "hetlora-pad": ["het-renormalise"],
     "lora-optimizer": ["opt-plain-step", "opt-state-reset"],
-    "weight-decay-form": ["decay-form-swap"],
-    "clip-scope": ["clip-per-block"],
-    "adam-bias-correction": ["adam-no-bias-correction"],
     "lora-bn-owner": ["bn-shared-base", "bn-stats-to-global"],
     "bn-running-frozen": ["running-frozen"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
 }
 
-# the optimizer's bugs opt_step reads (named as pflref_exact_optim's)
+# the optimizer's bugs opt_step reads (named as pflref_exact_optim's, and
+# left out of MUTANTS: golden/audit.py's "*" rows weight-decay-form,
+# clip-scope and adam-bias-correction name them; make_worked.py flags a
+# vector with every MUTANTS class it catches, which these would change)
 OPT_BUGS = frozenset({"decay-form-swap", "clip-per-block",
                       "adam-no-bias-correction"})
 

@@ -33,6 +33,31 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                  update of g on Nesterov momentum with decoupled decay, a
                  clip acting on some steps, carried from client to client
   fedrecon/adamw-server   AdamW carried from client to client
+  fedpac/adamw-client-decay, fedpac/adam-server,
+  fedpac/classical-client-decay   the layer list of
+                 fedpac/layers-momentum-client (its two optimizers, the
+                 classifier's and the feature extractor's): AdamW kept per
+                 client under an exponential decay, Adam with coupled decay
+                 carried from client to client, classical momentum kept per
+                 client under an exponential decay
+  fedpac/bn-frozen, fedpac/bn-biased   the batch-norm layer list of
+                 fedpac/layers-bn-paper, plain SGD, bn.running = frozen /
+                 bn.running_var = biased
+  lora/adamw-clip-client   the layer list of lora/worked-layers-mlp-adam:
+                 AdamW on the adapter kept per client, a clip acting on
+                 some steps
+  lora/bn-frozen   the batch-norm layer list of lora/bn-fedavg-bn1d,
+                 bn.running = frozen
+  pfedhn/adam-shared-client, pfedhn/momentum-personal-server   the problem
+                 of pfedhn/worked-linear-bias with a split personal = b:
+                 Adam with coupled decay on the shared w kept per client,
+                 momentum with coupled decay on the personal b carried from
+                 round to round
+inherent() asserts, on the exact replays, what golden/coincidences.py's
+inherent exceptions of these algorithms say: FedRecon's opt.decay_scope =
+shared is all's run and personal the run without decay (its optimizer
+steps the shared g alone); FedRecon's, LoRA's and pFedHN's classical
+momentum form is the pytorch form (no lr.*: a constant step size).
 
     /usr/bin/python3 golden/optim/make_shared_pa.py [OUTDIR]
 """
@@ -597,6 +622,38 @@ def pfedhn_personal():
         [optimizer_acts()])
 
 
+# ---------------------------------------------------------------- inherent
+
+def inherent():
+    """The pairs golden/coincidences.py lists as inherent for these
+    algorithms, shown on the exact replays: FedRecon's optimizer steps g,
+    the split's shared blocks, alone, so opt.decay_scope = shared is all's
+    run and personal is the run without decay; FedRecon, LoRA and pFedHN
+    take no lr.*, and at their constant step size the classical momentum
+    form is the pytorch form (the same numbers)."""
+    def alt(spec, hyper=None, switches=None, drop=()):
+        out = copy.deepcopy(spec)
+        out["algorithm"]["hyperparameters"].update(hyper or {})
+        out["algorithm"]["switches"].update(switches or {})
+        for k in drop:
+            out["algorithm"]["hyperparameters"].pop(k)
+        return out
+    recon = fedrecon_spec(dict(SGD_HYPER, **{"opt.clip_norm": 0.875}),
+                          SGD_SWITCHES)
+    base = replay(recon)
+    assert replay(alt(recon, switches={"opt.decay_scope": "shared"})) == base
+    assert replay(alt(recon, switches={"opt.decay_scope": "personal"})) == \
+        replay(alt(recon, drop=["opt.weight_decay"]))
+    assert replay(alt(recon, drop=["opt.weight_decay"])) != base
+    lora, _ = frozen_vector("lora/worked-layers-mlp-sgd-server.json")
+    hn = pfedhn_spec({"opt.momentum": 0.59375, "opt.weight_decay": 0.40625},
+                     {"opt.state": "server"})
+    for spec in (recon, lora, hn):
+        torch = alt(spec, switches={"opt.nesterov": "off"})
+        classical = alt(torch, switches={"opt.momentum_form": "classical"})
+        assert replay(classical) == replay(torch), spec["algorithm"]["name"]
+
+
 MAKERS = (apple_sgd, apple_adamw, apple_classical, fedrecon_sgd,
           fedrecon_adamw, fedpac_adamw, fedpac_adam, fedpac_classical,
           lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"), lora_adamw, lora_bn_frozen,
@@ -604,6 +661,7 @@ MAKERS = (apple_sgd, apple_adamw, apple_classical, fedrecon_sgd,
 
 
 def main():
+    inherent()
     pg.write_all(sys.argv, HERE, MAKERS)
 
 
