@@ -1776,22 +1776,22 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedproto fedrod fedsim ifca pfedhn pflego",
+    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedproto fedsim ifca pflego",
     ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedproto fedsim ifca perfedavg "
-    "pfedhn pflego",
+    "pflego",
     ('lr.schedule', 'exponential'): "cfl ifca pflego",
-    ('lr.schedule', 'step'): "cfl fedala fedamp fedproto fedrod ifca pflego",
-    ('opt.clip', 'norm'): "fedala fedproto fedrod pflego",
+    ('lr.schedule', 'step'): "cfl fedala fedproto ifca pflego",
+    ('opt.clip', 'norm'): "fedala fedproto pflego",
     ('opt.decay_scope', 'personal'): "apfl cfl fedala fedfomo fedproto ifca pflego",
-    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto fedrod ifca pflego",
+    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto ifca pflego",
     ('opt.decay_scope', 'weights'): "cfl fedala fedproto fedrecon ifca pflego",
     ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedproto fedsim ifca pflego",
     ('opt.method', 'adamw'): "fedala fedproto pflego",
-    ('opt.momentum_form', 'classical'): "cfl fedala fedproto fedrod ifca pflego",
+    ('opt.momentum_form', 'classical'): "cfl fedala fedproto ifca pflego",
     ('opt.nesterov', 'on'): "fedala fedproto pflego",
     ('opt.state', 'client'): "fedala fedproto",
     ('opt.state', 'server'): "fedala fedproto pflego",
-    ('opt.weight_decay_form', 'decoupled'): "fedala fedproto fedrod pflego",
+    ('opt.weight_decay_form', 'decoupled'): "fedala fedproto pflego",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots

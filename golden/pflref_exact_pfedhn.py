@@ -166,7 +166,10 @@ def problem(spec):
     if spec["model"]["kind"] == "softmax":
         assert spec["model"].get("loss", "cross_entropy") == "cross_entropy"
         return SoftmaxProblem(spec["model"], spec["problem"]["clients"])
-    return px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how a training pass moves a batch norm's
+    # r_μ, r_v (entries of θ̃, so of Δθ)
+    return px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        spec["algorithm"].get("switches", {}))
 
 
 def hypernetwork(spec):

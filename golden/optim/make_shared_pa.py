@@ -1,23 +1,25 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Shared-switch golden vectors (issue 33 §3) of APPLE, FedRecon, FedPAC,
-LoRA and pFedHN: for the (algorithm, opt.* / lr.* / bn.* value) pairs the
-coincidence audit (golden/coincidences.py, _NOT_YET) listed as not yet run
-coincidence-free by any vector of the algorithm, a few small vectors that
-each run several of them at once, free of the audit's shared coincidences
-(SHARED_RULES).
+LoRA, pFedHN, FedRoD and FedAMP: for the (algorithm, opt.* / lr.* / bn.*
+value) pairs the coincidence audit (golden/coincidences.py, _NOT_YET)
+listed as not yet run coincidence-free by any vector of the algorithm, a
+few small vectors that each run several of them at once, free of the
+audit's shared coincidences (SHARED_RULES).
 
 Each vector's spec is run, as written, through its algorithm's exact
 replay (golden/audit.py's replay: pflref_exact_apple.py,
 pflref_exact_fedrecon.py, pflref_exact_fedpac.py, pflref_exact_lora.py,
-pflref_exact_pfedhn.py), whose optimizer steps go through
-golden/pflref_exact_optim.py (docs/optimizers.md, the slots table).  The
-generator asserts, per vector, what makes it able to fail: each flagged
-bug moves a value far outside the tolerance (check_mutants), every other
-opt.state lifetime gives another run, the clip acts on some steps and not
-on others, the decay changes the run, and the audit finds none of the
-shared coincidences for the values the vector is meant to cover
-(covered_free).
+pflref_exact_pfedhn.py, pflref_exact_fedrod.py, pflref_exact_fedamp.py),
+whose optimizer steps go through golden/pflref_exact_optim.py
+(docs/optimizers.md, the slots table), except LoRA's and FedRoD's, which
+write torch's rules again for the adapter and for FedRoD's two
+optimizers.  The generator asserts, per vector, what makes it able to
+fail: each flagged bug moves a value far outside the tolerance
+(check_mutants), every other opt.state lifetime gives another run, the
+clip acts on some steps and not on others, the decay changes the run, and
+the audit finds none of the shared coincidences for the values the vector
+is meant to cover (covered_free).
 
 Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
   apple/nesterov-clip-step-server   the problem of golden/apple (four
@@ -53,6 +55,18 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                  Adam with coupled decay on the shared w kept per client,
                  momentum with coupled decay on the personal b carried from
                  round to round
+  pfedhn/bn-frozen, pfedhn/bn-biased   the batch-norm layer list of
+                 layers/local-bn1d-mlp-two-rounds under a linear hypernetwork
+                 (its w0 as b_h), one client per round, plain inner SGD
+  fedrod/classical-shared-step-client   the mlp of fedrod/mlp/paper:
+                 classical momentum kept per client, decoupled decay on the
+                 generic model only, a step decay firing at round 2
+  fedrod/nesterov-clip-server-bn-frozen   the batch-norm layer list of
+                 fedrod/layers/bn-paper: Nesterov, a clip acting on some
+                 steps (each step over the tensors it moves), the pair
+                 carried from client to client, bn.running = frozen
+  fedamp/step-decay   fedamp/worked-paper-ld's inputs under a step decay
+                 firing at round 2
 inherent() asserts, on the exact replays, what golden/coincidences.py's
 inherent exceptions of these algorithms say: FedRecon's opt.decay_scope =
 shared is all's run and personal the run without decay (its optimizer
@@ -622,6 +636,177 @@ def pfedhn_personal():
         [optimizer_acts()])
 
 
+PFEDHN_BN = "layers/local-bn1d-mlp-two-rounds.json"
+PFEDHN_BN_TEXT = (
+    "pFedHN (Shamsian et al. 2021, Alg. 1, linear hypernetwork with bias, "
+    "e = 2) on the batch-norm layer list and clients of golden/%s (dense fc1 "
+    "3 -> 4 without bias, batchnorm1d bn1 (eps = 0.03, momentum 0.2), relu, "
+    "dense fc2 4 -> 1, squared loss; n = 4, 3, 5); b_h = that vector's w0, "
+    "W_h row p = ((5p mod 11) - 5)/64, ((7p mod 13) - 6)/128, v = (0.5, "
+    "-0.25), (0.375, 0.625), (-0.75, 0.5); eta = 0.0859375, alpha = 0.3, "
+    "alpha_v = 0.55; rounds: client 0, 1, 0, 2 (batches of at least two).  "
+    "The running statistics r_mu, r_v are entries of theta: a training "
+    "pass moves them in theta~, so in delta theta and the hypernetwork's "
+    "step.  " % PFEDHN_BN)
+
+
+def pfedhn_bn(kind):
+    layers, tol = frozen_vector(PFEDHN_BN)
+    P = len(layers["init"]["w"])
+    W = [[((p * 5) % 11 - 5) / 64, ((p * 7) % 13 - 6) / 128]
+         for p in range(P)]
+    sw = {"bn.running": "frozen"} if kind == "frozen" else \
+        {"bn.running_var": "biased"}
+    algorithm = {"name": "pfedhn",
+                 "hyperparameters": {"eta": 0.0859375, "alpha": 0.3,
+                                     "pfedhn.alpha_v": 0.55},
+                 "switches": sw}
+    init = {"kind": "zeros", "hypernetwork": {
+        "W": W, "b": layers["init"]["w"],
+        "v": [[0.5, -0.25], [0.375, 0.625], [-0.75, 0.5]]}}
+    rounds = [{"clients": [0], "batches": [[[0, 2], [1, 3]]]},
+              {"clients": [1], "batches": [[[2, 0, 1]]]},
+              {"clients": [0], "batches": [[[3, 1], [2, 0]]]},
+              {"clients": [2], "batches": [[[4, 1], [0, 3, 2]]]}]
+    spec = pg.given_spec("", None, layers["model"],
+                         layers["problem"]["clients"], init, algorithm, rounds)
+    flags, mutants = msp.BN_FLAGS[kind]
+    what = msp.BN_FROZEN if kind == "frozen" else msp.BN_BIASED
+    title = ("the running statistics frozen (bn.running = frozen)"
+             if kind == "frozen" else "the biased batch variance into the "
+             "running variance (bn.running_var = biased)")
+    return make(
+        "pfedhn", "bn-" + kind,
+        "pFedHN on a batch-norm layer list, " + title,
+        PFEDHN_BN_TEXT + what,
+        spec, dict(tol, basis=tol["basis"] + " The hypernetwork's step adds "
+                   "one product per entry and round (four rounds)."),
+        list(flags) + ["pfedhn-sign"],
+        dict(mutants, **{"pfedhn-sign": ["hn-ascent", "hn-embed-ascent"]}),
+        msp.bn_covers(kind))
+
+
+# ---------------------------------------------------------------- fedrod
+
+sys.path.insert(0, os.path.join(GOLDEN, "fedrod"))
+import make_fedrod as mrod                # noqa: E402
+
+ROD_OPT = {"fedrod-optimizers": ["opt-generic-plain", "opt-personal-plain"],
+           "optimizer-slots-shared": ["slots-shared"]}
+
+
+def fedrod_tolerance(clip=False):
+    tol = dict(mrod.TOL)
+    tol["basis"] = (mrod.TOL["basis"] + " The optimizers add a momentum "
+                    "buffer or velocity (mu < 0.75) per tensor" +
+                    (", and the clip's norm at 60 digits" if clip else "") +
+                    ": a few roundings more per step, far below the "
+                    "tolerance.")
+    return tol
+
+
+def fedrod_spec(model, w0, rounds, eta, hyper, switches):
+    algorithm = {"name": "fedrod", "hyperparameters": dict({"eta": eta}, **hyper),
+                 "switches": dict(switches)}
+    return pg.given_spec("", None, model, mrod.CLIENTS,
+                         {"kind": "given", "w": w0}, algorithm, rounds)
+
+
+def fedrod_classical():
+    spec = fedrod_spec(
+        mrod.MLP, mrod.W_MLP, mrod.ROUNDS, 0.3,
+        {"opt.momentum": 0.59375, "opt.weight_decay": 0.15625,
+         "lr.gamma": 0.5625, "lr.step_rounds": 2},
+        {"opt.momentum_form": "classical", "opt.weight_decay_form": "decoupled",
+         "opt.decay_scope": "shared", "opt.state": "client",
+         "lr.schedule": "step"})
+    return make(
+        "fedrod", "classical-shared-step-client",
+        "FedRoD, mlp 2-3-3, the generic model and the personal head on "
+        "classical momentum v <- 0.59375 v - eta d, decoupled weight decay "
+        "0.15625 on the generic model only, a pair per client kept across "
+        "its rounds, step decay 0.5625 every 2 rounds",
+        "FedRoD (Chen and Chao, ICLR 2022, Alg. 1; two optimizers per "
+        "client, the generic model's (l. 7) and the personal head's (l. "
+        "8)).  The clients, rounds (S = {1}, {0, 2}, {0, 1}) and w0 of "
+        "fedrod/mlp/paper; eta = 0.3; the paper's reading.  "
+        + CLASSICAL_TEXT + ", opt.weight_decay = 0.15625 with "
+        "opt.weight_decay_form = decoupled (theta <- theta (1 - eta lambda) "
+        "before the step) and opt.decay_scope = shared (the generic model's "
+        "tensors decay, phi_P's do not), opt.state = client (a client's two "
+        "optimizers carried into its next round), lr.schedule = step with "
+        "lr.gamma = 0.5625 and lr.step_rounds = 2 (round 2's eta times "
+        "0.5625, both optimizers).",
+        spec, fedrod_tolerance(),
+        ["momentum-form", "weight-decay-form", "weight-decay-scope",
+         "optimizer-state-lifetime", "lr-schedule", "fedrod-optimizers",
+         "optimizer-slots-shared"],
+        dict(ROD_OPT, **{
+            "momentum-form": ["momentum-form-swap"],
+            "weight-decay-form": ["decay-form-swap"],
+            "weight-decay-scope": ["decay-scope-flip", "decay-scope-all"],
+            "lr-schedule": ["lr-ignored", "lr-shifted", "lr-head-const"]}),
+        [("opt.momentum_form", "classical"),
+         ("opt.weight_decay_form", "decoupled"),
+         ("opt.decay_scope", "shared"), ("lr.schedule", "step")],
+        [msp.decay_matters, optimizer_acts()])
+
+
+def fedrod_clip():
+    c, spec = with_clip(lambda c: fedrod_spec(
+        mrod.LAYERS_BN, mrod.W_LAYERS_BN, mrod.ROUNDS_BN, 0.25,
+        {"opt.momentum": 0.71875, "opt.clip_norm": c},
+        {"opt.nesterov": "on", "opt.clip": "norm", "opt.state": "server",
+         "bn.running": "frozen"}))
+    flags, mutants = msp.BN_FLAGS["frozen"]
+    return make(
+        "fedrod", "nesterov-clip-server-bn-frozen",
+        "FedRoD on a layer list with batch normalisation, SGD with Nesterov "
+        "momentum 0.71875 and clip_grad_norm_ at %g, the pair carried from "
+        "client to client, running statistics frozen" % c,
+        "FedRoD (Chen and Chao, ICLR 2022, Alg. 1; two optimizers per "
+        "client).  The clients, rounds (batches of at least two) and w0 of "
+        "fedrod/layers/bn-paper (dense fc1 2 -> 4, batchnorm1d bn1 (eps "
+        "2^-5, momentum 0.2), relu, dense out 4 -> 3); eta = 0.25; the "
+        "paper's reading.  opt.momentum = 0.71875, opt.nesterov = on, "
+        "opt.clip = norm at c = %g (each step's gradient over the tensors it "
+        "moves: the generic model's at l. 7, phi_P's at l. 8; acting on some "
+        "steps, not on others), opt.state = server (the generic model's and "
+        "the personal head's optimizers each carried from client to "
+        "client).  " % c + msp.BN_FROZEN,
+        spec, fedrod_tolerance(True),
+        ["nesterov-momentum", "clip-scope", "optimizer-state-lifetime",
+         "fedrod-optimizers", "optimizer-slots-shared"] + list(flags),
+        dict(ROD_OPT, **dict(mutants, **{
+            "nesterov-momentum": ["nesterov-ignored"],
+            "clip-scope": ["clip-per-block"]})),
+        [("opt.clip", "norm")] + msp.bn_covers("frozen"),
+        [msp.clip_acts, optimizer_acts()])
+
+
+# ---------------------------------------------------------------- fedamp
+
+FEDAMP = "fedamp/worked-paper-ld.json"
+
+
+def fedamp_step():
+    spec, tol = frozen_vector(FEDAMP)
+    spec["algorithm"]["hyperparameters"].update(
+        {"lr.gamma": 0.5625, "lr.step_rounds": 2})
+    spec["algorithm"]["switches"]["lr.schedule"] = "step"
+    return make(
+        "fedamp", "step-decay",
+        "FedAMP, the clients' step size on a step decay 0.5625 every 2 rounds",
+        "FedAMP (Huang et al., AAAI 2021, Alg. 1) on the inputs of golden/%s "
+        "(linear model, three rounds; eta = 0.1, alpha_k = 0.15, lambda = "
+        "0.21, sigma = 0.6), lr.schedule = step with lr.gamma = 0.5625 and "
+        "lr.step_rounds = 2: rounds 0 and 1 at eta, round 2 at 0.5625 eta."
+        % FEDAMP,
+        spec, tol, ["lr-schedule"],
+        {"lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [("lr.schedule", "step")], [msp.decay_matters])
+
+
 # ---------------------------------------------------------------- inherent
 
 def inherent():
@@ -656,8 +841,10 @@ def inherent():
 
 MAKERS = (apple_sgd, apple_adamw, apple_classical, fedrecon_sgd,
           fedrecon_adamw, fedpac_adamw, fedpac_adam, fedpac_classical,
-          lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"), lora_adamw, lora_bn_frozen,
-          pfedhn_adam, pfedhn_personal)
+          lambda: fedpac_bn("frozen"), lambda: fedpac_bn("biased"),
+          lora_adamw, lora_bn_frozen, pfedhn_adam, pfedhn_personal,
+          lambda: pfedhn_bn("frozen"), lambda: pfedhn_bn("biased"),
+          fedrod_classical, fedrod_clip, fedamp_step)
 
 
 def main():
