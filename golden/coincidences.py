@@ -1805,21 +1805,21 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): 'fedpac fedproto fedrod lora pfedhn pflego',
-    ('bn.running_var', 'biased'): 'fedpac fedproto pfedhn pflego',
+    ('bn.running', 'frozen'): 'fedproto pflego',
+    ('bn.running_var', 'biased'): 'fedproto pflego',
     ('lr.schedule', 'exponential'): 'pflego',
-    ('lr.schedule', 'step'): 'apple fedamp fedproto fedrod pflego',
-    ('opt.clip', 'norm'): 'apple fedproto fedrecon fedrod pflego',
-    ('opt.decay_scope', 'personal'): 'fedproto fedrecon pfedhn pflego',
-    ('opt.decay_scope', 'shared'): 'fedproto fedrecon fedrod pfedhn pflego',
-    ('opt.decay_scope', 'weights'): 'apple fedproto fedrecon pflego',
-    ('opt.method', 'adam'): 'fedpac fedproto pfedhn pflego',
-    ('opt.method', 'adamw'): 'apple fedpac fedproto fedrecon lora pflego',
-    ('opt.momentum_form', 'classical'): 'apple fedpac fedproto fedrecon fedrod lora pfedhn pflego',
-    ('opt.nesterov', 'on'): 'apple fedproto fedrecon pflego',
+    ('lr.schedule', 'step'): 'fedproto pflego',
+    ('opt.clip', 'norm'): 'fedproto pflego',
+    ('opt.decay_scope', 'personal'): 'fedproto pflego',
+    ('opt.decay_scope', 'shared'): 'fedproto pflego',
+    ('opt.decay_scope', 'weights'): 'fedproto fedrecon pflego',
+    ('opt.method', 'adam'): 'fedproto pflego',
+    ('opt.method', 'adamw'): 'fedproto pflego',
+    ('opt.momentum_form', 'classical'): 'fedproto pflego',
+    ('opt.nesterov', 'on'): 'fedproto pflego',
     ('opt.state', 'client'): 'fedproto',
-    ('opt.state', 'server'): 'apple fedproto fedrecon pflego',
-    ('opt.weight_decay_form', 'decoupled'): 'apple fedproto fedrecon fedrod pflego',
+    ('opt.state', 'server'): 'fedproto pflego',
+    ('opt.weight_decay_form', 'decoupled'): 'fedproto pflego',
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1835,17 +1835,39 @@ _NO_SPLIT = {
 }
 # (algorithm, switch, value) -> reason
 SHARED_EXCEPTIONS = {
-    ("lora", "opt.clip", "norm"): (
-        "not yet covered: its one vector (lora/worked/layers-mlp-sgd-server) "
-        "has c = 1.25 above every ‖d‖ of its steps, so the clip never acts; "
-        "the shared code is run coincidence-free by the witnesses' vectors"),
-    ("apple", "lr.scope", "eta_p"): (
-        "not yet covered: APPLE's η_p (the p_i step) is the one step size "
-        "lr.scope = eta_p decays there, and no vector of apple decays it"),
-    ("lora", "opt.decay_scope", "weights"): (
-        "inherent: lora's optimizer moves the adapter, and no adapter block is "
-        "a bias (docs/optimizers.md): weights is all bit for bit"),
+    ("fedrecon", "opt.decay_scope", "shared"): (
+        "inherent: FedRecon's optimizer steps g alone (docs/optimizers.md: the "
+        "update of l. 11; l's reconstruction is plain SGD), and g is the "
+        "split's shared blocks: shared decays every block it moves, the run "
+        "is opt.decay_scope = all's bit for bit (every number of the "
+        "reference's result; golden/optim/make_shared_pa.py asserts it of "
+        "the exact replay)"),
+    ("fedrecon", "opt.decay_scope", "personal"): (
+        "inherent: FedRecon's optimizer steps g alone, the split's shared "
+        "blocks: personal decays none of them, the run is opt.weight_decay "
+        "= 0's bit for bit (every number of the reference's result; "
+        "golden/optim/make_shared_pa.py asserts it of the exact replay)"),
 }
+# No lr.* for these (ref/engine/params.c LR_ALGORITHMS): η is constant over
+# every optimizer state's life, where the classical momentum v ← μv − ηd is
+# torch's b ← μb + d, θ ← θ − ηb with v = −ηb at every step (docs/
+# optimizers.md); the exact replays give the same numbers
+# (make_shared_pa.py asserts it), the reference's differ by rounding only
+_CONSTANT_ETA = {
+    "fedrecon": "its update step size η_u",
+    "lora": "its step size η",
+    "pfedhn": "its local step size η",
+}
+for _a, _eta in _CONSTANT_ETA.items():
+    SHARED_EXCEPTIONS[(_a, "opt.momentum_form", "classical")] = (
+        "inherent: %s takes no lr.* switch, so %s is constant over every "
+        "optimizer state's life, where the classical form is the pytorch "
+        "form in exact arithmetic (v = −η b at every step; the exact replay "
+        "gives the same numbers, golden/optim/make_shared_pa.py asserts it): "
+        "no vector can tell them apart" % (_a, _eta))
+SHARED_EXCEPTIONS[("lora", "opt.decay_scope", "weights")] = (
+    "inherent: lora's optimizer moves the adapter, and no adapter block is "
+    "a bias (docs/optimizers.md): weights is all bit for bit")
 for (_key, _val), _algs in _NOT_YET.items():
     for _a in _algs.split():
         assert (_a, _key, _val) not in SHARED_EXCEPTIONS, (_a, _key, _val)

@@ -94,6 +94,8 @@ Bugs (replay(spec, bugs); MUTANTS maps the vectors' flags to them):
   lr-ignored, lr-shifted   pflref_exact.round_factor's (the decay left out
                       / one scheduler step early)
   lr-p-const          under lr.*, η_p left undecayed (only η decays)
+  lr-scope-flip       lr.scope read the other way (all <-> eta_p: η
+                      decayed with η_p, or left constant)
 
 Learning-rate decay (lr.*): the authors' code builds each client update's
 SGD with lr = lr_net · decay^r for the core's groups and lr_coef · decay^r
@@ -103,7 +105,8 @@ by c_t = pflref_exact.round_factor (γ^t; lr.count is not an APPLE switch:
 every client of the authors' code trains every round).  PFLlib's -ld
 decays nothing of APPLE (clientapple.py steps with self.learning_rate and
 self.drlr, floats no scheduler touches): such a run is lr.schedule =
-constant.
+constant.  Under lr.scope = eta_p (ref/engine/lr.c scale_steps) η_p alone
+is multiplied by c_t and η stays.
 
 Limited downloads (apple.M set; the paper's M < N - 1 cores per round, the
 authors' get_download_which, ljaiverson/pFL-APPLE utils/apple.py:18-76):
@@ -180,7 +183,8 @@ MUTANTS = {
     "apple-optimizer-groups": ["opt-p-plain", "opt-one-lr"],
     "apple-limited-downloads": ["downloads-ignored", "stale-flip",
                                 "stale-dropped"],
-    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-p-const"],
+    "lr-schedule": ["lr-ignored", "lr-shifted", "lr-p-const",
+                    "lr-scope-flip"],
 }
 # apple.stale (a core not downloaded this round): kept apart from SWITCHES,
 # whose second values every change a run without limited downloads
@@ -455,7 +459,12 @@ def replay(spec, bugs=frozenset()):
         lam = lambda_of(t, hp, sw, bugs)
         # lr.*: round t's step sizes (train_APPLE.py:51-52, decay ** r)
         c = px.round_factor(spec["algorithm"], t, bugs)
-        hp_t = dict(hp, eta=hp["eta"] * c,
+        # lr.scope = eta_p: η_p alone decays, the core's η stays
+        # (ref/engine/lr.c scale_steps)
+        scope = sw.get("lr.scope", "all")
+        if "lr-scope-flip" in bugs:
+            scope = "all" if scope == "eta_p" else "eta_p"
+        hp_t = dict(hp, eta=hp["eta"] * (1 if scope == "eta_p" else c),
                     eta_p=hp["eta_p"] * (1 if "lr-p-const" in bugs else c))
         # req: apple.alg1.l3
         lists = dict(zip(rnd["clients"], rnd["peers"])) if "peers" in rnd \

@@ -117,6 +117,8 @@ BN bugs:
   bn-keep-averaged  under parameters_only, the clients take w's averaged
                     r_μ, r_v as under average
   running-frozen    the buffers never move
+  running-moved     they move where bn.running = frozen is configured
+  running-var-flipped  the other of s² and m/(m − 1) s² into r_v
 """
 from decimal import Decimal, localcontext
 
@@ -171,6 +173,8 @@ MUTANTS = {
     "fedpac-bn-modes": ["bn-stats-train", "bn-align-eval",
                         "bn-head-no-move"],
     "bn-running-frozen": ["running-frozen"],
+    "bn-running-moved": ["running-moved"],
+    "bn-running-update": ["running-var-flipped"],
     "bn-own-buffers": ["bn-keep-averaged"],
 }
 
@@ -195,9 +199,11 @@ def settings(algorithm, bugs):
         # lr.*: the keys pflref_exact.round_factor reads
         "decay": {"switches": hp, "hyperparameters": hp},
         # batch normalisation (BNNet): torch's running-statistics rule
-        "bn_update": hp.get("bn.running", "update") == "update"
+        "bn_update": (hp.get("bn.running", "update") == "update"
+                      or "running-moved" in bugs)
         and "running-frozen" not in bugs,
-        "bn_unbiased": hp.get("bn.running_var", "unbiased") == "unbiased",
+        "bn_unbiased": (hp.get("bn.running_var", "unbiased") == "unbiased")
+        != ("running-var-flipped" in bugs),
         "bn_keep": hp.get("bn.aggregate", "average") == "parameters_only"
         and "bn-keep-averaged" not in bugs,
     }

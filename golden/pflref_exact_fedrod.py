@@ -52,8 +52,9 @@ with its own state per tensor (momentum buffer, Adam's moments, step
 count), living as opt.state says (reset: new at each client update;
 client: one pair per client; server: one pair carried from client to
 client).  opt.decay_scope: all; weights (not the biases); shared (the
-generic model's tensors only); personal (φ_P's only).  Clipping is not
-modelled here (supported() says no).
+generic model's tensors only); personal (φ_P's only).  opt.clip = norm:
+each step's gradient clipped over the tensors that step moves (the
+generic model's at l. 7, φ_P's at l. 8), before the decay.
 Optimizer bugs:
   opt-generic-plain  the generic model stepped by plain SGD
   opt-personal-plain the personal head stepped by plain SGD (PFLlib's
@@ -68,6 +69,8 @@ Optimizer bugs:
   decay-form-swap    coupled <-> decoupled weight decay
   adam-no-bias-correction   θ ← θ − η m / (√v + ε)
   nesterov-ignored   nesterov = on stepped as plain momentum
+  clip-per-block     each tensor clipped by its own norm
+  momentum-form-swap classical <-> pytorch momentum
 
 Batch normalisation in the body (a layer list with batchnorm1d layers,
 pflref_exact_layers.Model in 60-digit decimals): every forward of a local
@@ -154,6 +157,8 @@ MUTANTS = {
     "weight-decay-form": ["decay-form-swap"],
     "adam-bias-correction": ["adam-no-bias-correction"],
     "nesterov-momentum": ["nesterov-ignored"],
+    "clip-scope": ["clip-per-block"],
+    "momentum-form": ["momentum-form-swap"],
     "fedrod-bn-passes": ["bn-after-no-move", "bn-eval-personal"],
     "bn-running-frozen": ["running-frozen"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
@@ -176,11 +181,13 @@ def opt_config(hp, bugs):
     c = dict(OPT_DEFAULTS)
     c.update({k: v for k, v in hp.items() if k.startswith("opt.")})
     if (c["opt.method"] == "sgd" and float(c["opt.momentum"]) == 0
-            and float(c["opt.weight_decay"]) == 0):
+            and float(c["opt.weight_decay"]) == 0 and c["opt.clip"] == "off"):
         return None
     for k in ("opt.momentum", "opt.dampening", "opt.weight_decay",
               "opt.beta1", "opt.beta2", "opt.eps"):
         c[k] = dec(c[k])
+    if c["opt.clip"] == "norm":
+        c["opt.clip_norm"] = dec(c["opt.clip_norm"])
     for life in ("reset", "client", "server"):
         if "state-" + life in bugs:
             c["opt.state"] = life
@@ -195,6 +202,9 @@ def opt_config(hp, bugs):
                                       else "decoupled")
     if "nesterov-ignored" in bugs:
         c["opt.nesterov"] = "off"
+    if "momentum-form-swap" in bugs:
+        c["opt.momentum_form"] = ("pytorch" if c["opt.momentum_form"] ==
+                                  "classical" else "classical")
     return c
 
 
@@ -227,9 +237,40 @@ class Opt:
         self.t, self.b, self.v = {}, {}, {}
 
 
+def clip(c, blocks, d, bugs):
+    """clip_grad_norm_ (opt.clip = norm, docs/optimizers.md): d scaled by
+    c / (‖d‖ + 10⁻⁶) when that is below 1, ‖d‖ over the step's moving
+    tensors (blocks) at 60 digits; the decision is logged to
+    pflref_exact_optim.CLIP_LOG (golden/coincidences.py reads it).  Bug
+    clip-per-block: each tensor by its own norm."""
+    if c["opt.clip"] != "norm":
+        return d
+    import pflref_exact_optim as po
+    d = list(d)
+    groups = ([[(off, n)] for off, n, _ in blocks] if "clip-per-block" in bugs
+              else [[(off, n) for off, n, _ in blocks]])
+    for group in groups:
+        idx = [p for off, n in group for p in range(off, off + n)]
+        with localcontext() as ctx:
+            ctx.prec = PREC
+            norm = sum(d[p] * d[p] for p in idx).sqrt()
+            coef = c["opt.clip_norm"] / (norm + Decimal(1e-6))
+            if not bugs:
+                assert abs(coef - 1) > Decimal("1e-6"), coef   # no near tie
+            if po.CLIP_LOG is not None:
+                po.CLIP_LOG.append((norm, False, coef))
+            if coef < 1:
+                for p in idx:
+                    d[p] = d[p] * coef
+    return d
+
+
 def opt_step(c, st, blocks, personal, theta, d, eta, bugs):
-    """One torch step of the optimizer st on theta (a new list)."""
+    """One torch step of the optimizer st on theta (a new list): the clip
+    over blocks first (clip_grad_norm_ between backward() and step()),
+    then each tensor's decay and update."""
     theta = list(theta)
+    d = clip(c, blocks, d, bugs)
     adam = c["opt.method"] in ("adam", "adamw")
     decoupled = (c["opt.method"] == "adamw"
                  or c["opt.weight_decay_form"] == "decoupled")
@@ -656,7 +697,6 @@ def supported(spec):
     hp = dict(spec["algorithm"].get("hyperparameters", {}))
     hp.update(spec["algorithm"].get("switches", {}))
     return (ok_model and m.get("loss", "cross_entropy") == "cross_entropy"
-            and hp.get("opt.clip", "off") == "off"
             and "clients" in spec.get("problem", {})
             and spec.get("init", {}).get("kind") == "given"
             and spec.get("schedule", {}).get("kind") == "given")

@@ -79,6 +79,10 @@ replay(spec, bugs) -> (trace, w, v, None).  Bugs (mutants):
   het-renormalise      each padded rank averaged over the clients holding it
   opt-plain-step       the optimizer ignored on the adapter (plain SGD)
   opt-state-reset      the optimizer state reset for every client update
+  decay-form-swap      the other weight-decay form (coupled <-> decoupled)
+  clip-per-block       each adapter block clipped to c by its own norm
+                       (clip_grad_norm_ takes every moving block's at once)
+  adam-no-bias-correction   Adam's step without 1 - beta^t
                        where opt.state keeps it (client, server)
 """
 import math
@@ -104,6 +108,13 @@ MUTANTS = {
     "bn-running-frozen": ["running-frozen"],
     "bn-running-update": ["momentum-flipped", "running-var-flipped"],
 }
+
+# the optimizer's bugs opt_step reads (named as pflref_exact_optim's, and
+# left out of MUTANTS: golden/audit.py's "*" rows weight-decay-form,
+# clip-scope and adam-bias-correction name them; make_worked.py flags a
+# vector with every MUTANTS class it catches, which these would change)
+OPT_BUGS = frozenset({"decay-form-swap", "clip-per-block",
+                      "adam-no-bias-correction"})
 
 SCALE = 10 ** 70
 DIGITS = 10 ** 90
@@ -315,25 +326,33 @@ class OptState:
         self.t = {}
 
 
-def opt_step(c, st, blks, d, q, eta):
+def opt_step(c, st, blks, d, q, eta, bugs=frozenset()):
     """One step of the client optimizer on the moving blocks blks [(key,
     indices)] of the adapter q with the gradient d; returns the new q.
     torch's order: clip_grad_norm_ (after backward), then per parameter
-    decay and the update (torch.optim.SGD / Adam / AdamW)."""
+    decay and the update (torch.optim.SGD / Adam / AdamW).  Bugs
+    (pflref_exact_optim's names): decay-form-swap, clip-per-block,
+    adam-no-bias-correction."""
     d, q = list(d), list(q)
     method = c["opt.method"]
     lam = Fraction(c["opt.weight_decay"])
     decoupled = method == "adamw" or c["opt.weight_decay_form"] == "decoupled"
+    if "decay-form-swap" in bugs:
+        decoupled = not decoupled
     if c["opt.clip"] == "norm":
-        idx = [p for _, ix in blks for p in ix]
-        norm = sqrt60(sum(d[p] * d[p] for p in idx))
-        coef = Fraction(c["opt.clip_norm"]) / (norm + CLIP_EPS)
-        assert abs(coef - 1) > Fraction(1, 10 ** 6), coef   # no near tie
-        if CLIP_LOG is not None:
-            CLIP_LOG.append((norm, False, coef))
-        if coef < 1:
-            for p in idx:
-                d[p] = dec60(d[p] * coef)
+        every = [p for _, ix in blks for p in ix]
+        groups = [ix for _, ix in blks] if "clip-per-block" in bugs \
+            else [every]
+        for idx in groups:
+            norm = sqrt60(sum(d[p] * d[p] for p in idx))
+            coef = Fraction(c["opt.clip_norm"]) / (norm + CLIP_EPS)
+            if not bugs:
+                assert abs(coef - 1) > Fraction(1, 10 ** 6), coef  # no near tie
+            if CLIP_LOG is not None:
+                CLIP_LOG.append((norm, False, coef))
+            if coef < 1:
+                for p in idx:
+                    d[p] = dec60(d[p] * coef)
     mu, tau = Fraction(c["opt.momentum"]), Fraction(c["opt.dampening"])
     classical = c["opt.momentum_form"] == "classical"
     nesterov = c["opt.nesterov"] == "on"
@@ -361,8 +380,12 @@ def opt_step(c, st, blks, d, q, eta):
             else:
                 st.b[p] = b1 * st.b[p] + (1 - b1) * dp
                 st.v[p] = b2 * st.v[p] + (1 - b2) * dp * dp
-                denom = sqrt60(st.v[p]) / sqrt60(1 - b2 ** t) + eps
-                q[p] = dec60(q[p] - (eta / (1 - b1 ** t)) * st.b[p] / denom)
+                if "adam-no-bias-correction" in bugs:
+                    denom = sqrt60(st.v[p]) + eps
+                    q[p] = dec60(q[p] - eta * st.b[p] / denom)
+                else:
+                    denom = sqrt60(st.v[p]) / sqrt60(1 - b2 ** t) + eps
+                    q[p] = dec60(q[p] - (eta / (1 - b1 ** t)) * st.b[p] / denom)
                 st.b[p], st.v[p] = dec60(st.b[p]), dec60(st.v[p])
     return q
 
@@ -519,7 +542,8 @@ class Run:
                             new[oA + p * d + j] = q[oA + p * d + j] - self.eta * s * sum(
                                 new[oB + i2 * r + p] * G[off + i2 * d + j] for i2 in range(k))
             if st is not None:           # the client optimizer on d = gq
-                new = opt_step(self.opt, st, blks, gq, q, self.eta)
+                new = opt_step(self.opt, st, blks, gq, q, self.eta,
+                               self.bugs & OPT_BUGS)
             if self.trainable_base:
                 w0i = [x - self.eta * G[p] if p in self.trainable_base else x
                        for p, x in enumerate(w0i)]

@@ -166,7 +166,10 @@ def problem(spec):
     if spec["model"]["kind"] == "softmax":
         assert spec["model"].get("loss", "cross_entropy") == "cross_entropy"
         return SoftmaxProblem(spec["model"], spec["problem"]["clients"])
-    return px.Problem(spec["model"], spec["problem"]["clients"])
+    # bn.running, bn.running_var: how a training pass moves a batch norm's
+    # r_μ, r_v (entries of θ̃, so of Δθ)
+    return px.Problem(spec["model"], spec["problem"]["clients"]).bn_switches(
+        spec["algorithm"].get("switches", {}))
 
 
 def hypernetwork(spec):
@@ -209,7 +212,13 @@ def replay(spec, bugs=frozenset()):
     assert P == pr.P and N == len(pr.clients)
     trained = {}
     import pflref_exact_optim as po
-    opt = po.for_spec(spec, pr, 1, bugs=bugs)
+    # opt.decay_scope = shared / personal reads the spec's split (the
+    # target model's blocks; docs/optimizers.md)
+    personal = None
+    if spec.get("split", {}).get("personal"):
+        import pflref_exact_pfl as pp
+        personal = pp.personal_mask(spec["model"], spec["split"]["personal"])
+    opt = po.for_spec(spec, pr, 1, personal, bugs=bugs)
     assert opt is None or not (inner_mom or clipping or softmax)
     trace = Trace()
     sgn = -1 if "hn-ascent" in bugs else 1

@@ -157,10 +157,13 @@ class _Optimizers:
         import pfl_numpy_optim as po
         self.po, self.cfg = po, po.options(spec)
         c = self.cfg
-        if c["opt.clip"] != "off" or \
-                c["opt.decay_scope"] not in ("all", "weights"):
-            raise base.Unsupported("apple with opt.clip or a split's "
-                                   "opt.decay_scope")
+        if c["opt.decay_scope"] not in ("all", "weights"):
+            raise base.Unsupported("apple with a split's opt.decay_scope")
+        # clip_grad_norm_ over the whole optimizer vector (w_i's blocks and
+        # ps together) before the step of both groups: the two group
+        # steps below then run unclipped
+        self.clip = c["opt.clip_norm"] if c["opt.clip"] == "norm" else None
+        self.cfg = c = dict(c, **{"opt.clip": "off"})
         if cfg["apple.order"] != "joint":
             raise base.Unsupported("apple's optimizer with core_first")
         d = getattr(clients[0], "d", None)
@@ -179,12 +182,15 @@ class _Optimizers:
     def begin(self, i):
         life = self.cfg["opt.state"]
         if life == "reset":
-            return self.po.Optimizer(self.cfg, self.blocks, self.decays,
-                                     self.buffer)
+            opt = self.po.Optimizer(self.cfg, self.blocks, self.decays,
+                                    self.buffer)
+            opt.whole_clip = self.clip
+            return opt
         key = i if life == "client" else None
         if key not in self.kept:
             self.kept[key] = self.po.Optimizer(self.cfg, self.blocks,
                                                self.decays, self.buffer)
+            self.kept[key].whole_clip = self.clip
         return self.kept[key]
 
 
@@ -211,6 +217,10 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
             P = len(held[i])
             x = np.concatenate([held[i], p])
             dx = np.concatenate([scale * g, dp])
+            if opt.whole_clip is not None:      # clip_grad_norm_, c/(‖d‖ + 1e-6)
+                coef = opt.whole_clip / (np.sqrt(np.sum(dx * dx)) + 1e-6)
+                if coef < 1.0:
+                    dx = dx * coef
             x = opt.step(x, dx, eta_w, masks)
             if bug == "apple-opt-p-plain":
                 x[P:] = p - eta_p * dp
@@ -259,8 +269,9 @@ def run(spec, clients, w0, log, bug):
     if not base.pfl_numpy_optim.plain(base.pfl_numpy_optim.options(spec)):
         opts = _Optimizers(spec, cfg, clients, len(cores[0]), N)
     limited = cfg.get("apple.M") is not None
-    if cfg.get("lr.scope", "all") != "all":
-        raise base.Unsupported("apple with lr.scope %r" % cfg["lr.scope"])
+    scope = cfg.get("lr.scope", "all")     # eta_p: η_p alone decays
+    if scope not in ("all", "eta_p"):
+        raise base.Unsupported("apple with lr.scope %r" % scope)
     decay = {"lr.schedule": cfg.get("lr.schedule", "constant"),
              "lr.gamma": cfg.get("lr.gamma"),
              "lr.step_rounds": cfg.get("lr.step_rounds")}
@@ -274,7 +285,7 @@ def run(spec, clients, w0, log, bug):
         lam = _lam(cfg, t, bug)
         # round t's step sizes (lr.*): both decay with the round
         c = base.lr_factor(decay, t)
-        cfg_t = dict(cfg, eta=cfg["eta"] * c,
+        cfg_t = dict(cfg, eta=cfg["eta"] * (1.0 if scope == "eta_p" else c),
                      eta_p=cfg["eta_p"] * (1.0 if bug == "apple-lr-p-const"
                                            else c))
         plan = dict(zip(rnd["clients"], rnd["batches"]))

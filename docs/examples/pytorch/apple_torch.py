@@ -175,7 +175,8 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
     client holds them (flat, the state_dict layout); net: the client's
     module (its running statistics); mask: the parameter entries of a
     flat model.  lr.*: η and η_p times round t's factor (the authors'
-    lr_net * decay ** r and lr_coef * decay ** r, train_APPLE.py:51-52)."""
+    lr_net * decay ** r and lr_coef * decay ** r, train_APPLE.py:51-52);
+    η_p's alone under lr.scope = eta_p."""
     cfg = prob.cfg
     N = len(held)
     core_state = held[i]
@@ -183,7 +184,7 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
     net.train()
     c_t = lr_factor(cfg, t)
     eta_w = cfg["eta"] * (N if cfg["apple.core_lr"] == "n_eta" else 1) * c_t
-    eta_p = cfg["eta_p"] * c_t
+    eta_p = cfg["eta_p"] * lr_factor(cfg, t, "eta_p")   # (lr.scope)
     last = None
 
     def as_state(w):          # the core with its (never stepped) buffers

@@ -446,7 +446,7 @@ def lr_factor(cfg, t, which="eta", trained=None):
     """Round t's factor on a step size (lr.schedule, docs/formats.md):
     1 (constant, the papers), γ^t (exponential, PFLlib's -ld) or
     γ^⌊t / lr.step_rounds⌋ (step, torch's StepLR shape); with lr.scope =
-    eta_p only pFedMe's η_p decays.  lr.count = trainings counts the
+    eta_p only η_p decays (pFedMe's, APPLE's).  lr.count = trainings counts the
     client's own rounds before (`trained`, PFLlib's per-client scheduler)
     instead of t."""
     if cfg["lr.scope"] == "eta_p" and which != "eta_p":
