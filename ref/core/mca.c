@@ -35,6 +35,13 @@ void pflref_mca_apply(pflref_mca *m, pflref_mca_kind kind, double *x,
     m->draws += n;
 }
 
+void pflref_mca_apply_terms(pflref_mca *m, double *x, double s)
+{
+    const double xi = (double)(next64(&m->state) >> 11) * 0x1.0p-52 - 1.0;
+    *x += m->u_inner * xi * s;
+    m->draws++;
+}
+
 int pflref_mca_is_zero(double sum, double mass)
 {
     const pflref_mca *m = pflref_mca_active;
