@@ -477,13 +477,6 @@ def lr_factor(cfg, t, which="eta", trained=None):
     return 1.0
 
 
-def constant_steps(cfg, algorithm):
-    """This example decays step sizes in FedAvg, pFedMe and FedRep only."""
-    if cfg["lr.schedule"] != "constant":
-        raise Unsupported("lr.schedule %r in the %s example"
-                          % (cfg["lr.schedule"], algorithm))
-
-
 def weights(scheme, S, n):
     """Aggregation weights over S: n_i / Σ_S n_j ("samples") or 1/|S|."""
     if scheme == "samples":
