@@ -44,6 +44,9 @@ typedef struct {
                          * the candidate's u of PRODUCT, also in a probe
                          * run, whose u[] are S times it                  */
     uint64_t state;     /* the generator's state (splitmix64)             */
+    uint64_t terms_state; /* pflref_mca_perturb_terms' own stream (from the
+                         * seed, pflref_mca_terms_seed): the draws of
+                         * `state` stay those a seed gave before           */
     uint64_t draws;     /* numbers perturbed so far                       */
 } pflref_mca;
 
@@ -73,6 +76,8 @@ static inline void pflref_mca_perturb(pflref_mca_kind kind, double *x,
         pflref_mca_apply(m, kind, x, n);
 }
 
+/* The start of pflref_mca.terms_state for a run of seed `seed`. */
+uint64_t pflref_mca_terms_seed(uint64_t seed);
 /* x := x + u_inner ξ s (called by pflref_mca_perturb_terms). */
 void pflref_mca_apply_terms(pflref_mca *m, double *x, double s);
 /* The hook for a value that a kernel computes as a sum whose terms cancel,

@@ -250,7 +250,9 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
         rep->mca_seeds[k] = next_seed(&seeds);
         pflref_mca m = {.u = {u[0], u[1]}, .u_inner = inner_unit(u),
-                        .u_exact = u[0], .state = rep->mca_seeds[k]};
+                        .u_exact = u[0], .state = rep->mca_seeds[k],
+                        .terms_state =
+                            pflref_mca_terms_seed(rep->mca_seeds[k])};
         st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
     }
     /* the probes: the next seeds of the stream, S times the roundoff;
@@ -261,6 +263,7 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
                               PFLREF_MCA_PROBE_SCALE * u[1]},
                         .u_inner = PFLREF_MCA_PROBE_SCALE * inner_unit(u),
                         .u_exact = u[0], .state = next_seed(&seeds)};
+        m.terms_state = pflref_mca_terms_seed(m.state);
         st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
     }
     if (st == PFLREF_OK) {
@@ -319,7 +322,8 @@ void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale)
     }
     session = (pflref_mca){.u = {scale * u[0], scale * u[1]},
                            .u_inner = scale * inner_unit(u),
-                           .u_exact = u[0], .state = seed};
+                           .u_exact = u[0], .state = seed,
+                           .terms_state = pflref_mca_terms_seed(seed)};
     pflref_mca_active = &session;
 }
 
