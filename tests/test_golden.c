@@ -527,7 +527,8 @@ static double terms_spread(int n)
  * whose terms cancel (batch normalisation's backward pass): it moves by
  * u_inner ξ s, s the terms' magnitude, not |x| (x = 0 moves); u_inner is
  * float32's for fp32, bf16 and tf32 alike (their kernels accumulate in
- * float32), S = 4 times it in a probe run; off, nothing moves. */
+ * float32), S = 4 times it in a probe run, from a stream of its own (the
+ * seed's other draws unchanged); off, nothing moves. */
 START_TEST(test_mca_terms_perturbation)
 {
     ck_assert(terms_spread(8) == 0.0);                       /* off */
@@ -542,6 +543,15 @@ START_TEST(test_mca_terms_perturbation)
         const double probe = terms_spread(64);
         ck_assert(probe > 0x1.0p-24 && probe <= 0x1.0p-22);
     }
+    /* its own stream: the other draws of a seed stay what they were */
+    double a[4] = {1.0, 1.0, 1.0, 1.0}, b[4] = {1.0, 1.0, 1.0, 1.0};
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, a, 4);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    ck_assert(terms_spread(3) > 0.0);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, b, 4);
+    for (int k = 0; k < 4; k++)
+        ck_assert(a[k] == b[k] && a[k] != 1.0);
     pflref_mca_begin(PFLREF_PRECISION_FP64, 7);              /* off */
     ck_assert(terms_spread(8) == 0.0);
     pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
