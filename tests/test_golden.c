@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/mca.h"
 #include "core/mca_decide.h"
 #include "io/canonical.h"
 #include "io/sha256.h"
@@ -510,6 +511,56 @@ START_TEST(test_vector_reader_limits)
 END_TEST
 
 
+/* Largest |x| over n draws of pflref_mca_perturb_terms(&x, 1) from x = 0. */
+static double terms_spread(int n)
+{
+    double most = 0.0;
+    for (int k = 0; k < n; k++) {
+        double x = 0.0;
+        pflref_mca_perturb_terms(&x, 1.0);
+        most = fabs(x) > most ? fabs(x) : most;
+    }
+    return most;
+}
+
+/* pflref_mca_perturb_terms (ref/core/mca.h), the perturbation of a value
+ * whose terms cancel (batch normalisation's backward pass): it moves by
+ * u_inner ξ s, s the terms' magnitude, not |x| (x = 0 moves); u_inner is
+ * float32's for fp32, bf16 and tf32 alike (their kernels accumulate in
+ * float32), S = 4 times it in a probe run, from a stream of its own (the
+ * seed's other draws unchanged); off, nothing moves. */
+START_TEST(test_mca_terms_perturbation)
+{
+    ck_assert(terms_spread(8) == 0.0);                       /* off */
+    const pflref_precision ps[] = {PFLREF_PRECISION_FP32,
+                                   PFLREF_PRECISION_BF16,
+                                   PFLREF_PRECISION_TF32};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        pflref_mca_begin(ps[i], 7);
+        const double most = terms_spread(64);
+        ck_assert(most > 0x1.0p-25 && most <= 0x1.0p-24);
+        pflref_mca_begin_scaled(ps[i], 7, 4.0);
+        const double probe = terms_spread(64);
+        ck_assert(probe > 0x1.0p-24 && probe <= 0x1.0p-22);
+    }
+    /* its own stream: the other draws of a seed stay what they were */
+    double a[4] = {1.0, 1.0, 1.0, 1.0}, b[4] = {1.0, 1.0, 1.0, 1.0};
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, a, 4);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    ck_assert(terms_spread(3) > 0.0);
+    pflref_mca_perturb(PFLREF_MCA_PRODUCT, b, 4);
+    for (int k = 0; k < 4; k++)
+        ck_assert(a[k] == b[k] && a[k] != 1.0);
+    pflref_mca_begin(PFLREF_PRECISION_FP64, 7);              /* off */
+    ck_assert(terms_spread(8) == 0.0);
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    pflref_mca_end();
+    ck_assert(terms_spread(8) == 0.0);
+}
+END_TEST
+
+
 /* pflref_mca_begin/_begin_scaled/_end (include/pflref/golden.h): the calling thread's
  * runs perturbed as a check's perturbed run with that seed (one seed, one
  * trajectory; another seed, another; after _end the plain run), and the
@@ -610,6 +661,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_vector_reader_limits);
     tcase_add_test(tc, test_vector_metadata_and_tolerances);
     tcase_add_test(tc, test_mca_runs_and_zero_test);
+    tcase_add_test(tc, test_mca_terms_perturbation);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,7 +18,8 @@ whole golden set and bug catalogue: tests/detection/precision.sh):
   bugs in float32;
 - the bfloat16 emulation rounds to nearest even, and once per kernel;
 - the former bfloat16 false positives (a convolution, FedALA's exact zero
-  test) are not failures;
+  test) are not failures, nor the former float32 one (batch normalisation's
+  backward pass on a batch of two, whose terms cancel);
 - tests/detection/precision_margin.py, on 7 vectors: its bound agrees
   with the C's verdicts, no leave-one-out false positive at C = 16."""
 import json
@@ -285,6 +286,37 @@ def test_former_bfloat16_false_positives_are_not_failures(rel, tmp_path):
         c32 = run_candidate(path, tmp_path / "c32.json", "float32")
         r = check(path, c32, "--candidate-precision", "fp32")
         assert r.returncode == 0 and r.stdout.startswith("PASS"), r.stdout
+
+
+BN_TWO = "optim/moon-adamw-shared-client-trainings-bn-biased.json"
+
+
+@pytest.mark.parametrize("bug", [None, "moon-con-sum", "moon-prev-global"])
+def test_batchnorm_backward_on_a_batch_of_two_is_not_a_false_positive(
+        bug, tmp_path):
+    """Batch normalisation's training backward pass, δ = (γ/(M s)) (M G −
+    Σ G − x̂ Σ G x̂), cancels: on a batch of two it is (γ/s)(1 − x̂²)(G₁ −
+    G₂)/2, and on this vector's first batch of party 1 (fc1's third
+    channel, s² = 0.00226 ≫ ε) 1 − x̂² = 0.0044, so a float32 kernel's δ is
+    off by ~u·(the terms), ~200 times u·|δ|; AdamW's ε = 0.002 then hands
+    the error of fc1's small gradient to w_local whole.  Perturbing the
+    kernel's outputs or inputs relative to themselves keeps the
+    cancellation exact, so every perturbed run missed that error, and the
+    correct float32 candidates (NumPy and PyTorch alike) FAILED at round
+    0, party 1, step 1, entry 5 (w_local's fc1[2, 1]) by 6e-5 relative.
+    The perturbed runs now move δ by u·(the terms' magnitude)
+    (pflref_mca_perturb_terms): the candidate passes, a float64 check
+    still sees float32, and MOON's bugs are flagged in float32 as
+    before."""
+    path = vector(BN_TWO)
+    cand = run_candidate(path, tmp_path / "c.json", "float32", bug=bug)
+    r = check(path, cand, "--candidate-precision", "fp32")
+    if bug is None:
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.startswith("PASS"), r.stdout
+        assert check(path, cand).returncode == 1
+    else:
+        assert r.returncode == 1 and r.stdout.startswith("FAIL"), r.stdout
 
 
 MARGIN = os.path.join(ROOT, "tests", "detection", "precision_margin.py")

@@ -35,6 +35,20 @@ void pflref_mca_apply(pflref_mca *m, pflref_mca_kind kind, double *x,
     m->draws += n;
 }
 
+uint64_t pflref_mca_terms_seed(uint64_t seed)
+{
+    uint64_t s = seed ^ 0x5851F42D4C957F2DULL;   /* a stream apart */
+    return next64(&s);
+}
+
+void pflref_mca_apply_terms(pflref_mca *m, double *x, double s)
+{
+    const double xi =
+        (double)(next64(&m->terms_state) >> 11) * 0x1.0p-52 - 1.0;
+    *x += m->u_inner * xi * s;
+    m->draws++;
+}
+
 int pflref_mca_is_zero(double sum, double mass)
 {
     const pflref_mca *m = pflref_mca_active;

@@ -36,10 +36,17 @@ typedef enum {
 
 typedef struct {
     double u[2];        /* unit roundoff: [0] PRODUCT, GRADIENT; [1] UPDATE */
+    double u_inner;     /* the unit roundoff inside one kernel (float32's:
+                         * bfloat16 and TF32 kernels accumulate in float32),
+                         * for pflref_mca_perturb_terms; S times it in a
+                         * probe run                                       */
     double u_exact;     /* the window of an exact test (core/mca_decide.h):
                          * the candidate's u of PRODUCT, also in a probe
                          * run, whose u[] are S times it                  */
     uint64_t state;     /* the generator's state (splitmix64)             */
+    uint64_t terms_state; /* pflref_mca_perturb_terms' own stream (from the
+                         * seed, pflref_mca_terms_seed): the draws of
+                         * `state` stay those a seed gave before           */
     uint64_t draws;     /* numbers perturbed so far                       */
 } pflref_mca;
 
@@ -69,4 +76,20 @@ static inline void pflref_mca_perturb(pflref_mca_kind kind, double *x,
         pflref_mca_apply(m, kind, x, n);
 }
 
+/* The start of pflref_mca.terms_state for a run of seed `seed`. */
+uint64_t pflref_mca_terms_seed(uint64_t seed);
+/* x := x + u_inner ξ s (called by pflref_mca_perturb_terms). */
+void pflref_mca_apply_terms(pflref_mca *m, double *x, double s);
+/* The hook for a value that a kernel computes as a sum whose terms cancel,
+ * of magnitude s ≥ |x| (the sum of their absolute values): its rounding
+ * in float arithmetic is ~u s, which no perturbation relative to x (nor
+ * to the kernel's inputs, when the cancellation is structural: batch
+ * normalisation's backward pass on a batch of two is (γ/s)(1 − x̂²)(G₁ −
+ * G₂)/2 for any G) reproduces.  A no-op unless a perturbation is active. */
+static inline void pflref_mca_perturb_terms(double *x, double s)
+{
+    pflref_mca *m = pflref_mca_active;
+    if (m != NULL)
+        pflref_mca_apply_terms(m, x, s);
+}
 #endif

@@ -61,6 +61,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "core/mca.h"
 #include "models/models.h"
 
 /* ------------------------------------------------------------------------
@@ -392,10 +393,24 @@ void pflref_bn_backward(const pflref_layer *L, const double *p, size_t nb,
         bn_channel_sums(L, nb, c, xhat, G, g, &sg, &sgx);
         /* δ := (γ/(M s)) (M G − Σ G − x̂ Σ G x̂) */
         const double cf = gamma[c] / (M * s[c]);
+        /* Monte Carlo arithmetic: Σ|G|, Σ|G x̂| (the terms' magnitude) */
+        double ag = 0.0, agx = 0.0;
+        for (size_t j = 0; pflref_mca_active != NULL && j < nb; j++)
+            for (size_t q = 0; q < HW; q++) {
+                const size_t e = BN_AT(j, c, q);
+                ag += fabs(G[e]);
+                agx += fabs(G[e] * xhat[e]);
+            }
         for (size_t j = 0; j < nb; j++)
             for (size_t q = 0; q < HW; q++) {
                 const size_t e = BN_AT(j, c, q);
+                const double terms =
+                    fabs(cf) * (M * fabs(G[e]) + ag + fabs(xhat[e]) * agx);
                 G[e] = cf * (M * G[e] - sg - xhat[e] * sgx);
+                /* the three terms cancel (on a batch of two, to
+                 * (γ/s)(1 − x̂²)(G_j − G_other)/2): a float kernel's δ is off
+                 * by ~u·terms (off: no-op) */
+                pflref_mca_perturb_terms(&G[e], terms);
             }
     }
 }

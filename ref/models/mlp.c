@@ -178,9 +178,20 @@ static void bn_backward(const pflref_model *m, const double *w, size_t nb,
             continue;
         }
         const double c = w[L.gamma + q] / ((double)nb * s[q]);
-        for (size_t j = 0; j < nb; j++)
+        /* Monte Carlo arithmetic: Σ|G|, Σ|G x̂| (the terms' magnitude) */
+        double ag = 0.0, agx = 0.0;
+        for (size_t j = 0; pflref_mca_active != NULL && j < nb; j++) {
+            ag += fabs(G[j * h + q]);
+            agx += fabs(G[j * h + q] * xhat[j * h + q]);
+        }
+        for (size_t j = 0; j < nb; j++) {
+            const double terms = fabs(c) * ((double)nb * fabs(G[j * h + q]) +
+                                            ag + fabs(xhat[j * h + q]) * agx);
             G[j * h + q] = c * ((double)nb * G[j * h + q] - sg -
                                 xhat[j * h + q] * sgx);
+            /* cancelling terms: ~u·terms in a float kernel (off: no-op) */
+            pflref_mca_perturb_terms(&G[j * h + q], terms);
+        }
     }
     pflref_dense_backward(G, nb, h, ws->Xb, m->d, 1.0 / (double)nb, g + L.W1,
                           m->hidden_bias ? g + L.b1 : NULL);

@@ -68,6 +68,14 @@ void pflref_mca_units(pflref_precision p, double u[2])
     }
 }
 
+/* The unit roundoff inside a kernel (pflref_mca.u_inner): float32's for
+ * every lower precision (bfloat16 and TF32 kernels accumulate in float32,
+ * docs/validate.md, "Rounding the hook does not see"), 0 for fp64. */
+static double inner_unit(const double u[2])
+{
+    return u[0] > 0.0 || u[1] > 0.0 ? 0x1.0p-24 : 0.0;
+}
+
 /* The record of tj with key's key: at index `hint` when it is there (runs
  * of one spec write their records in one order), else the first. */
 static const pflref_record *find_key(const pflref_trajectory *tj,
@@ -241,8 +249,10 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     uint64_t seeds = opt->mca_seed;
     for (size_t k = 0; st == PFLREF_OK && k < K; k++) {
         rep->mca_seeds[k] = next_seed(&seeds);
-        pflref_mca m = {.u = {u[0], u[1]}, .u_exact = u[0],
-                        .state = rep->mca_seeds[k]};
+        pflref_mca m = {.u = {u[0], u[1]}, .u_inner = inner_unit(u),
+                        .u_exact = u[0], .state = rep->mca_seeds[k],
+                        .terms_state =
+                            pflref_mca_terms_seed(rep->mca_seeds[k])};
         st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
     }
     /* the probes: the next seeds of the stream, S times the roundoff;
@@ -251,7 +261,9 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
     for (size_t k = 0; st == PFLREF_OK && k < PFLREF_MCA_PROBE_RUNS; k++) {
         pflref_mca m = {.u = {PFLREF_MCA_PROBE_SCALE * u[0],
                               PFLREF_MCA_PROBE_SCALE * u[1]},
+                        .u_inner = PFLREF_MCA_PROBE_SCALE * inner_unit(u),
                         .u_exact = u[0], .state = next_seed(&seeds)};
+        m.terms_state = pflref_mca_terms_seed(m.state);
         st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
     }
     if (st == PFLREF_OK) {
@@ -309,7 +321,9 @@ void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale)
         return;
     }
     session = (pflref_mca){.u = {scale * u[0], scale * u[1]},
-                           .u_exact = u[0], .state = seed};
+                           .u_inner = scale * inner_unit(u),
+                           .u_exact = u[0], .state = seed,
+                           .terms_state = pflref_mca_terms_seed(seed)};
     pflref_mca_active = &session;
 }
 

@@ -10,9 +10,9 @@
 #      every one of them but fedrecon, which has no such vector:
 #      torch_bn.py), and `pflref check`
 #      passes them all (--min-vectors:
-#      as many as were run, and at least MIN_RUN = 242, the vectors of
-#      30 November: 5 skipped, MOON's four optim vectors and FedPAC's one,
-#      whose candidates keep torch.optim.SGD's arguments only; a vector a
+#      as many as were run, and at least MIN_RUN = 247, the vectors of
+#      30 November, none skipped since MOON's and FedPAC's candidates step
+#      through torch_common.ClientOptimizers too; a vector a
 #      candidate skips is listed with why); each optimizer, learning-rate
 #      and schedule setting's negative control fails its vector
 #      (test_torch_candidates.py, step 3);
@@ -51,7 +51,7 @@ CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
 ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac"
-MIN_RUN=242     # the vectors the candidates ran on 30 November (5 skipped)
+MIN_RUN=247     # the vectors the candidates ran on 30 November (none skipped)
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

@@ -30,16 +30,21 @@ client's own updates, PFLlib's one ExponentialLR).
 Each client holds its own model (body and classifier, an nn.Module) as
 PFLlib's clientPAC does: a round writes the global body into it
 (set_parameters), its classifier is its φ_i.
-Client optimizers (opt.*): under opt.state = reset the two torch.optim.SGD
-objects above take opt.momentum, opt.dampening, opt.nesterov and
-opt.weight_decay, built anew in every client update as the authors'
-(JianXu95/FedPAC methods/fedpac.py :194-195, :220-221); under opt.state =
-client (with fedpac.eta_phi = η) one torch.optim.SGD per client over its
-whole model, built once and kept, each phase freezing the other part
-(requires_grad False, and zero_grad(set_to_none=True), torch ≥ 2.0's
-default, leaves its gradients None, which the step skips), as PFLlib's
-clientpac.py:33-36, :53-56; other opt.* settings (Adam, clipping, a decay
-scope, opt.state = server) are not taken here (Unsupported).
+Client optimizers (opt.*, lr.*): two torch_common.ClientOptimizer slots
+per client (docs/optimizers.md), as the reference's: slot 0 over the
+classifier net[-1] at η_φ for l. 6, slot 1 over the feature extractor
+net[:-1] at η for l. 7, each times the round's lr_factor; torch.optim.SGD,
+ClassicalSGD, Adam or AdamW, weight decay on all blocks or weights only,
+gradient-norm clipping of its own part's gradient.  opt.state = reset
+builds both anew in every client update, as the authors' two
+torch.optim.SGD (JianXu95/FedPAC methods/fedpac.py :194-195, :220-221);
+client keeps them per client: with η_φ = η that is PFLlib's one
+self.optimizer per client over the whole model (clientpac.py:33-36,
+:53-56; torch keeps its state per parameter tensor and skips a frozen
+tensor, whose gradient zero_grad(set_to_none=True) leaves None); server
+carries each slot from client to client.  Each phase freezes the other
+part (requires_grad False), so no gradient piles up on it.  A split's
+decay scope (shared / personal) is refused: FedPAC has no split.
 
 Batch normalisation (docs/algorithms/fedpac.md, "Batch normalisation"):
 the batchnorm layers are torch.nn.BatchNorm1d / 2d (torch_bn.py); l. 5's
@@ -54,19 +59,15 @@ left, and the server's takes the first uploader's.
 
 usage: fedpac_torch.py VECTOR.json -o RESULT.json
 """
-import copy
 import itertools
 
 import torch
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
                       put_buffers, require_dense_head, state_flat)
-from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone, flat,
-                          load_flat, lr_factor, main, plan)
-
-# the opt.* settings this example takes (the rest must stay at defaults)
-OPT_TAKEN = ("opt.momentum", "opt.dampening", "opt.nesterov",
-             "opt.weight_decay", "opt.state")
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          flat, load_flat, lr_factor, main, plan, spell_preset,
+                          take_optimizer)
 
 PRESETS = {
     "official": {"fedpac.distance": "mse",
@@ -80,14 +81,6 @@ PRESETS = {
                      "fedpac.missing": "own_start",
                      "opt.momentum": 0.5, "opt.weight_decay": 0.0005},
 }
-
-
-def sgd(params, lr, ocfg):
-    """A torch.optim.SGD of the settings."""
-    return torch.optim.SGD(params, lr=lr, momentum=ocfg["opt.momentum"],
-                           dampening=ocfg["opt.dampening"],
-                           nesterov=ocfg["opt.nesterov"] == "on",
-                           weight_decay=ocfg["opt.weight_decay"])
 
 
 def receive(net, model, own):
@@ -134,8 +127,7 @@ def simplex_qp(Q):
     return min(feasible, key=lambda a: float(a @ Q @ a)).to(dtype)
 
 
-def client_update(prob, rec, t, i, net, batches, cbar, own, ocfg, c,
-                  kept):
+def client_update(prob, rec, t, i, net, batches, cbar, own, c):
     """Client i's round on its model net (the global body written in):
     returns ((V_i, h_i), (n_{i,k}, ĉ_{i,k})); net is trained in place."""
     cfg, data = prob.cfg, prob.clients[i]
@@ -151,13 +143,9 @@ def client_update(prob, rec, t, i, net, batches, cbar, own, ocfg, c,
     rec.record("note", "V", [V], round=t, client=i)
     rec.record("note", "h", h, round=t, client=i)
     own_c = mu.clone() if own else None
-    if kept is None:         # opt.state = reset: the authors' two objects
-        opt_head = sgd(net[-1].parameters(), cfg["fedpac.eta_phi"] * c, ocfg)
-        opt_body = sgd(net[:-1].parameters(), cfg["eta"] * c, ocfg)
-    else:                    # client: its one object, this round's lr
-        for g in kept.param_groups:
-            g["lr"] = cfg["eta"] * c
-        opt_head = opt_body = kept
+    # slot 0: the classifier's optimizer (l. 6), slot 1: the body's (l. 7)
+    opt_head = prob.optimizers.get(0, i, net[-1], cfg["fedpac.eta_phi"] * c)
+    opt_body = prob.optimizers.get(1, i, net[:-1], cfg["eta"] * c)
     scale = 1.0 / d if cfg.get("fedpac.distance") == "mse" else 1.0
     net.train()                                      # l. 6-7: training
     for s, b in enumerate(batches, start=1):
@@ -178,12 +166,14 @@ def client_update(prob, rec, t, i, net, batches, cbar, own, ocfg, c,
                 if cen is not None:
                     align = align + ((rep[r] - cen) ** 2).sum() * scale
             loss = loss + cfg["fedpac.lambda"] * align / len(b)
-        opt.zero_grad(set_to_none=True)   # torch ≥ 2.0's default
+        opt.zero_grad()                   # set_to_none, torch ≥ 2.0's
         loss.backward()
         opt.step()
         rec.step(t, i, s, "v", state_flat(net))
     for q in net.parameters():
         q.requires_grad_(True)
+    prob.optimizers.keep(0, i, opt_head)
+    prob.optimizers.keep(1, i, opt_body)
     rec.client_end(t, i, "v", state_flat(net))
     net.eval()                                       # l. 8: evaluation
     n_k, mu, _ = class_means(net[:-1], data.X, y_all, K)
@@ -195,28 +185,11 @@ def client_update(prob, rec, t, i, net, batches, cbar, own, ocfg, c,
 
 def run(vector_raw):
     """FedPAC on a golden vector; returns its pflref-result/1 dict."""
-    raw = copy.deepcopy(vector_raw)
-    alg = raw.get("spec", {}).get("algorithm", {})
-    if alg.get("preset") in PRESETS:        # its switches, spelled out
-        alg["switches"] = dict(PRESETS[alg.pop("preset")],
-                               **alg.get("switches", {}))
-    ocfg = dict(OPT_DEFAULTS)               # the opt.* keys, taken out
-    for part in ("hyperparameters", "switches"):
-        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
-            ocfg[k] = alg[part].pop(k)
-    other = [k for k in OPT_DEFAULTS
-             if k not in OPT_TAKEN and ocfg[k] != OPT_DEFAULTS[k]]
-    if other or ocfg["opt.state"] not in ("reset", "client"):
-        raise Unsupported("client optimizer %s (this example's SGD takes "
-                          "%s, opt.state reset or client)"
-                          % (", ".join(other) or "opt.state = server",
-                             ", ".join(OPT_TAKEN[:-1])))
+    raw, ocfg = take_optimizer(spell_preset(vector_raw, "fedpac", PRESETS))
     prob = bn_problem(raw, "fedpac")
+    prob.optimizers = ClientOptimizers(ocfg)
     require_dense_head(prob)
     cfg = prob.cfg
-    if ocfg["opt.state"] == "client" and cfg["fedpac.eta_phi"] != cfg["eta"]:
-        raise Unsupported("opt.state = client with fedpac.eta_phi ≠ eta "
-                          "(PFLlib's one optimizer has one step size)")
     agg = cfg.get("bn.aggregate", "average")
     if agg not in ("average", "parameters_only"):
         raise Unsupported("bn.aggregate %r" % agg)
@@ -225,8 +198,6 @@ def run(vector_raw):
     eps = cfg.get("fedpac.alpha_eps", 1e-3)
     rec, model = Recorder(prob.id), prob.global_model
     nets = [clone(model) for _ in prob.clients]      # each client's model
-    kept = [sgd(net.parameters(), cfg["eta"], ocfg)
-            if ocfg["opt.state"] == "client" else None for net in nets]
     trained = [0 for _ in prob.clients]
     cbar, N = {}, len(prob.clients)
     for t, rnd in enumerate(prob.rounds):
@@ -240,8 +211,7 @@ def run(vector_raw):
             c = lr_factor(cfg, t, trained=trained[i])
             trained[i] += 1
             stats[i], cents[i] = client_update(
-                prob, rec, t, i, nets[i], batches, cbar, own, ocfg, c,
-                kept[i])
+                prob, rec, t, i, nets[i], batches, cbar, own, c)
             th = state_flat(nets[i][:-1]) * (prob.n[i] / m_t)
             theta = th if theta is None else theta + th
         num = den = cnt = 0

@@ -5,7 +5,7 @@
 Li, He, Song, "Model-Contrastive Federated Learning", CVPR 2021 (arXiv
 2103.16257v1), Algorithm 1 (lines numbered as in docs/algorithms/moon.md):
 
-  l. 10     w_i ← a deep copy of w^t; torch.optim.SGD(lr=η)
+  l. 10     w_i ← a deep copy of w^t; its client optimizer (below)
   l. 13–18  per scheduled batch, one forward of the local net:
             z = net[:-1](x), out = net[-1](z);
             ℓ = ℓ_sup(out, y) + μ mean(−log(e^{cos(z, z_glob)/τ} /
@@ -38,11 +38,15 @@ pfllib: set_parameters copies parameters() only) starts the party's net
 from w^t's parameters and its own running statistics (its previous local
 model's), and the new global takes the first uploader's.
 
-The client optimizer: the preset official's torch.optim.SGD(lr=η,
-momentum=0.9, weight_decay=1e-5), a new one for every local training
-(QinbinLi/MOON main.py:267–269); opt.momentum, opt.dampening,
-opt.nesterov and opt.weight_decay (coupled, on every parameter) are
-torch.optim.SGD's arguments; every other opt.* value is refused.
+The client optimizer (opt.*, lr.*): torch_common.ClientOptimizer
+(docs/optimizers.md) over the local net's parameters(): torch.optim.SGD,
+ClassicalSGD, Adam or AdamW, the decay scope (a split's shared / personal
+blocks, or weights only), gradient-norm clipping and where its state lives
+(opt.state: reset, a new one for every local training as the authors'
+QinbinLi/MOON main.py:267-269; client; server), at η times the round's
+lr_factor (lr.count = trainings: the party's own trainings before).  The
+preset official is that torch.optim.SGD(lr=η, momentum=0.9,
+weight_decay=1e-5).
 
 usage: moon_torch.py VECTOR.json -o RESULT.json
 """
@@ -50,9 +54,11 @@ import torch
 import torch.nn.functional as F
 
 from torch_bn import (bn_problem, copy_buffers, first_uploader, load_state,
-                      put_buffers, require_dense_head, state_flat)
-from torch_common import (Recorder, Unsupported, clone, constant_steps,
-                          main, plan, sgd_settings, weights)
+                      put_buffers, require_dense_head, split_test,
+                      state_flat)
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          lr_factor, main, plan, spell_preset, take_optimizer,
+                          weights)
 
 # docs/algorithms/moon.md, "Switches, presets and the client optimizer"
 PRESETS = {"official": {"opt.momentum": 0.9, "opt.weight_decay": 1e-5},
@@ -75,8 +81,9 @@ def contrastive(rep, rep_glob, rep_prev, tau):
     return torch.mean(-torch.log(pos / (pos + neg)))
 
 
-def local_training(prob, rec, t, k, global_model, prev, batches, sgd):
-    """PartyLocalTraining(k, w^t): returns party k's trained model."""
+def local_training(prob, rec, t, k, global_model, prev, batches, trained):
+    """PartyLocalTraining(k, w^t): returns party k's trained model;
+    trained: the party's trainings before (lr.count = trainings)."""
     cfg = prob.cfg
     mu, tau = cfg["moon.mu"], cfg["moon.tau"]
     train_refs = cfg.get("moon.passes", "eval") == "train"
@@ -88,7 +95,9 @@ def local_training(prob, rec, t, k, global_model, prev, batches, sgd):
         glob, old = clone(global_model).train(), prev.train()
     else:               # the authors' global_model.eval(), previous_net.eval()
         glob, old = global_model.eval(), prev.eval()
-    opt = torch.optim.SGD(net.parameters(), lr=cfg["eta"], **sgd)
+    opt = prob.optimizers.get(0, k, net,
+                              cfg["eta"] * lr_factor(cfg, t, trained=trained),
+                              split_test(prob))
     rec.record("client_begin", "w_local", state_flat(net), round=t,
                client=k, step=0)
     data = prob.clients[k]
@@ -106,27 +115,30 @@ def local_training(prob, rec, t, k, global_model, prev, batches, sgd):
         loss.backward()                                  # l. 18–19
         opt.step()
         rec.step(t, k, s, "w_local", state_flat(net))
+    prob.optimizers.keep(0, k, opt)
     rec.client_end(t, k, "w_local", state_flat(net))
     return net
 
 
 def run(vector_raw):
     """MOON on a golden vector; returns its pflref-result/1 dict."""
-    raw, sgd = sgd_settings(vector_raw, "moon", PRESETS)
+    raw, ocfg = take_optimizer(spell_preset(vector_raw, "moon", PRESETS))
     prob = bn_problem(raw, "moon")
-    constant_steps(prob.cfg, "moon")
+    prob.optimizers = ClientOptimizers(ocfg)
     require_dense_head(prob)
     agg = prob.cfg.get("bn.aggregate", "average")
     if agg not in ("average", "parameters_only"):
         raise Unsupported("bn.aggregate %r" % agg)
     rec, model = Recorder(prob.id), prob.global_model
     prev = [clone(model) for _ in prob.clients]          # w_i^{−1} = w⁰
+    trained = [0] * len(prob.clients)
     for t, rnd in enumerate(prob.rounds):
         rec.round_begin(t, state_flat(model))
         local = {}
         for k, batches in plan(rnd).items():
             prev[k] = local_training(prob, rec, t, k, model, prev[k],
-                                     batches, sgd)
+                                     batches, trained[k])
+            trained[k] += 1
             local[k] = state_flat(prev[k])
         c = weights("samples", sorted(local), prob.n)
         w = torch.zeros_like(state_flat(model))

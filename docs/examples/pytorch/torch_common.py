@@ -411,14 +411,11 @@ SGD_KEYS = ("opt.momentum", "opt.dampening", "opt.nesterov",
             "opt.weight_decay")
 
 
-def sgd_settings(vector_raw, algorithm, presets):
-    """For a candidate whose local steps take torch.optim.SGD's arguments:
-    (a copy of the vector with its preset, one of `presets` {name: its
-    switches}, written out as switches and its opt.* keys taken out, the
-    keyword arguments of torch.optim.SGD they give: momentum, dampening,
-    nesterov, weight_decay, coupled, on every parameter).  Any other opt.*
-    value (Adam, decoupled decay, clipping, a state kept across rounds, a
-    decay scope) is refused."""
+def spell_preset(vector_raw, algorithm, presets):
+    """A copy of the vector with its preset, one of `presets` {name: its
+    switches}, written out as switches below the spec's own (for a
+    candidate whose presets torch_common.PRESETS does not hold, before
+    sgd_settings or take_optimizer takes the opt.* keys out)."""
     vec = copy.deepcopy(vector_raw)
     alg = vec.get("spec", {}).get("algorithm", {})
     preset = alg.get("preset", "paper")
@@ -427,6 +424,19 @@ def sgd_settings(vector_raw, algorithm, presets):
             raise Unsupported("preset %r of %s" % (preset, algorithm))
         alg.pop("preset")
         alg["switches"] = dict(presets[preset], **alg.get("switches", {}))
+    return vec
+
+
+def sgd_settings(vector_raw, algorithm, presets):
+    """For a candidate whose local steps take torch.optim.SGD's arguments:
+    (a copy of the vector with its preset, one of `presets` {name: its
+    switches}, written out as switches and its opt.* keys taken out, the
+    keyword arguments of torch.optim.SGD they give: momentum, dampening,
+    nesterov, weight_decay, coupled, on every parameter).  Any other opt.*
+    value (Adam, decoupled decay, clipping, a state kept across rounds, a
+    decay scope) is refused."""
+    vec = spell_preset(vector_raw, algorithm, presets)
+    alg = vec.get("spec", {}).get("algorithm", {})
     opt = dict(OPT_DEFAULTS)
     for part in ("hyperparameters", "switches"):
         for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
@@ -465,13 +475,6 @@ def lr_factor(cfg, t, which="eta", trained=None):
     if cfg["lr.schedule"] != "constant":
         raise Unsupported("lr.schedule %r" % cfg["lr.schedule"])
     return 1.0
-
-
-def constant_steps(cfg, algorithm):
-    """This example decays step sizes in FedAvg, pFedMe and FedRep only."""
-    if cfg["lr.schedule"] != "constant":
-        raise Unsupported("lr.schedule %r in the %s example"
-                          % (cfg["lr.schedule"], algorithm))
 
 
 def weights(scheme, S, n):
