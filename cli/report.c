@@ -398,8 +398,14 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
     json_object_set_new(m, "runs", cli_count_json(rep->mca_runs));
     json_object_set_new(m, "c", json_real(rep->mca_c));
     json_object_set_new(m, "u", json_real(rep->mca_u));
-    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++)
-        json_array_append_new(seeds, cli_count_json(rep->mca_seeds[k]));
+    /* each seed as its exact decimal text: a seed is any 64-bit value, above
+     * the largest JSON integer for half of them */
+    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++) {
+        char text[24];
+        snprintf(text, sizeof text, "%llu",
+                 (unsigned long long)rep->mca_seeds[k]);
+        json_array_append_new(seeds, json_string(text));
+    }
     json_object_set_new(m, "seeds", seeds);
     json_object_set_new(m, "amplification",
                         isfinite(rep->mca_amplification)

@@ -135,6 +135,19 @@ def test_a_small_error_below_the_old_floor_is_caught(tmp_path):
     assert "first divergence: w (server, round %d)" % rec["round"] in r.stdout
 
 
+def splitmix64(state, n):
+    """The first n outputs of Vigna's splitmix64 from state."""
+    mask = 2**64 - 1
+    out = []
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & mask
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append(z ^ (z >> 31))
+    return out
+
+
 def test_chaotic_vector_is_inconclusive_with_its_seeds(tmp_path):
     path = vector("ifca/worked-partial-model.json")
     cand = run_candidate(path, tmp_path / "c.json", "float32")
@@ -145,6 +158,11 @@ def test_chaotic_vector_is_inconclusive_with_its_seeds(tmp_path):
     assert entry["mca"]["chaotic"] > 0
     assert entry["mca"]["first_chaotic"]["name"]
     assert len(entry["mca"]["seeds"]) == 8
+    # the seeds are the stream's draws from --mca-seed 0 (splitmix64,
+    # docs/validate.md "Random seeds"), each written exactly as decimal text:
+    # half of all 64-bit seeds are above the largest JSON integer
+    assert entry["mca"]["seeds"] == [str(s) for s in splitmix64(0, 8)]
+    assert any(int(s) > 2**63 - 1 for s in entry["mca"]["seeds"])
     assert rep["summary"]["inconclusive"] == 1 and rep["summary"]["passed"] == 0
     # the same seed gives the same seeds and bounds
     again = json.loads(check(path, cand, "--candidate-precision", "fp32",

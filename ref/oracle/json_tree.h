@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A tree under construction: a failed allocation sets `failed`. */
 typedef struct {
@@ -26,6 +27,15 @@ static inline void put(tree *t, json_t *o, const char *key, json_t *value)
 static inline json_t *real_or_null(double x)
 {
     return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* A 64-bit value as its exact decimal text: a JSON integer holds only up
+ * to 2^63 − 1 here (jansson's json_int_t), and many readers only to 2^53. */
+static inline json_t *u64_text(uint64_t n)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
+    return json_string(buf);
 }
 
 /* A count, saturated at the largest JSON integer. */

@@ -125,7 +125,7 @@ static json_t *mca_json(tree *t, const pflref_golden_report *rep)
     put(t, o, "c", real_or_null(rep->mca_c));
     put(t, o, "u", real_or_null(rep->mca_u));
     for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++)
-        if (json_array_append_new(seeds, count(rep->mca_seeds[k])))
+        if (json_array_append_new(seeds, u64_text(rep->mca_seeds[k])))
             t->failed = 1;
     put(t, o, "seeds", seeds);
     put(t, o, "amplification", real_or_null(rep->mca_amplification));
