@@ -1776,25 +1776,25 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedpac fedproto fedrod fedsim ifca lora pfedhn "
+    ('bn.running', 'frozen'): "apfl cfl fedala fedalt fedpac fedrod fedsim ifca lora pfedhn "
     "pflego",
-    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca perfedavg "
+    ('bn.running_var', 'biased'): "apfl cfl fedala fedalt fedfomo fedpac fedsim ifca perfedavg "
     "pfedhn pflego",
     ('lr.schedule', 'exponential'): "cfl ifca pflego",
-    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedproto fedrod ifca pflego",
-    ('opt.clip', 'norm'): "apple fedala fedproto fedrecon fedrod pflego",
-    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedfomo fedproto fedrecon ifca pfedhn pflego",
-    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedproto fedrecon fedrod ifca pfedhn pflego",
-    ('opt.decay_scope', 'weights'): "apple cfl fedala fedproto fedrecon ifca pflego",
-    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedproto fedsim ifca pfedhn "
+    ('lr.schedule', 'step'): "apple cfl fedala fedamp fedrod ifca pflego",
+    ('opt.clip', 'norm'): "apple fedala fedrecon fedrod pflego",
+    ('opt.decay_scope', 'personal'): "apfl cfl fedala fedfomo fedrecon ifca pfedhn pflego",
+    ('opt.decay_scope', 'shared'): "apfl cfl fedala fedfomo fedrecon fedrod ifca pfedhn pflego",
+    ('opt.decay_scope', 'weights'): "apple cfl fedala fedrecon ifca pflego",
+    ('opt.method', 'adam'): "apfl cfl fedala fedalt fedfomo fedpac fedsim ifca pfedhn "
     "pflego",
-    ('opt.method', 'adamw'): "apple fedala fedpac fedproto fedrecon lora pflego",
-    ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedproto fedrecon fedrod ifca lora pfedhn "
+    ('opt.method', 'adamw'): "apple fedala fedpac fedrecon lora pflego",
+    ('opt.momentum_form', 'classical'): "apple cfl fedala fedpac fedrecon fedrod ifca lora pfedhn "
     "pflego",
-    ('opt.nesterov', 'on'): "apple fedala fedproto fedrecon pflego",
-    ('opt.state', 'client'): "fedala fedproto",
-    ('opt.state', 'server'): "apple fedala fedproto fedrecon pflego",
-    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedproto fedrecon fedrod pflego",
+    ('opt.nesterov', 'on'): "apple fedala fedrecon pflego",
+    ('opt.state', 'client'): "fedala",
+    ('opt.state', 'server'): "apple fedala fedrecon pflego",
+    ('opt.weight_decay_form', 'decoupled'): "apple fedala fedrecon fedrod pflego",
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots

@@ -83,7 +83,10 @@ Eq. 4 under trained: f of the trained model per sample from an evaluation
 pass (its running statistics); under during_training the steps'
 training-pass features.
 Bugs of this path: protos-train-mode (trained prototypes from one training
-pass over D_i), running-frozen (θ's running statistics never move).
+pass over D_i), running-frozen (θ's running statistics never move),
+running-moved (they move where bn.running = frozen is configured),
+running-var-flipped (the other of the biased and unbiased batch variance
+into the running variance, bn.running_var).
 """
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -120,7 +123,8 @@ MUTANTS = {
     "lr-schedule": ["lr-ignored", "lr-shifted"],
     "lr-count": ["lr-per-round"],
     "fedproto-bn-passes": ["protos-train-mode"],
-    "bn-running-update": ["running-frozen"],
+    "bn-running-update": ["running-frozen", "running-var-flipped"],
+    "bn-running-moved": ["running-moved"],
 }
 
 
@@ -245,8 +249,11 @@ def local_update(net, party, i, theta, batches, cbar, hp, h, trace, t, bugs,
             g, caches = step_grad_bn(net, party, theta, batch, cbar, hp, h,
                                      protos, bugs)
             theta = list(theta)
-            if hp["bn_update"] and "running-frozen" not in bugs:
-                net.M.update_running(theta, caches, hp["bn_unbiased"])
+            if (hp["bn_update"] or "running-moved" in bugs) and \
+                    "running-frozen" not in bugs:
+                net.M.update_running(
+                    theta, caches,
+                    hp["bn_unbiased"] != ("running-var-flipped" in bugs))
             # req: fedproto.alg1.local.l5
             if opt is not None:
                 theta = opt_step(opt, i, g, theta, hp["eta_q"])
