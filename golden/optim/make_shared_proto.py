@@ -369,7 +369,149 @@ def fedproto_adam():
         [("opt.method", "adam"), ("opt.state", "server")])
 
 
-MAKERS = (fedproto_sgd, fedproto_adamw, fedproto_classical, fedproto_adam)
+# --------------------------------------------------------------- PFLEGO
+
+PFLEGO_REL = "pflego/worked-sgd-momentum-decay-client.json"
+PFLEGO_HYPER = {"rho": 0.078125, "pflego.beta": 0.09375}
+PFLEGO_TAU = 3
+PFLEGO_ROUNDS = ([0, 1], [1, 2], [0, 3])
+PFLEGO_TEXT = ("PFLEGO (Nikoloutsopoulos et al., arXiv 2202.09848; notes "
+               "§2.4, the seed's head step, global theta weights, SGD "
+               "server), rho = 5/64, beta = 3/32.  The inputs of golden/%s: "
+               "mlp d = 2, h = 2, k = 1, identity activation, no hidden "
+               "bias, half squared loss; the body W1 is theta, the head (W2, "
+               "b2) is client i's W_i (split personal = [head]); four clients "
+               "(n = 2, 3, 1, 4), I = 4, r = 2, tau = 3 (two cheap full-batch "
+               "head steps at step size beta through the client's head "
+               "optimizer, on the head blocks alone; then the joint gradient "
+               "and the plain last head step rho (I/r) G_i), three rounds "
+               "I_t = {0, 1}, {1, 2}, {0, 3}.  " % PFLEGO_REL)
+PFLEGO_FLAGS = ["pflego-inverse-probability", "pflego-head-step",
+                "pflego-optimizer-blocks"]
+PFLEGO_TOL = {
+    "atol": 1e-12, "rtol": 1e-12,
+    "basis": "fp64 reference in fixed order against exact rationals of the "
+             "binary inputs (golden/pflref_exact_pfl.py with "
+             "pflref_exact_optim.py), the clip norms' and Adam's square roots "
+             "and the values after them at 60 decimal digits (error < "
+             "1e-58): three rounds of two cheap head steps and one joint "
+             "gradient per client on an mlp with P = 7, each optimizer step "
+             "a few roundings of terms below 10 in magnitude (momentum < "
+             "0.9, Adam's normalised steps bounded), so the accumulated "
+             "error stays below 1e-13; every flagged bug moves some value by "
+             "more than 1e3 times the tolerance."}
+
+
+def pflego_spec(hyper, switches):
+    spec = frozen(PFLEGO_REL)
+    spec["algorithm"] = {"name": "pflego",
+                         "hyperparameters": dict(PFLEGO_HYPER, **hyper),
+                         "switches": dict(switches)}
+    n = [len(c["y"]) for c in spec["problem"]["clients"]]
+    spec["schedule"]["rounds"] = [
+        {"clients": list(S),
+         "batches": [[list(range(n[i]))] * PFLEGO_TAU for i in S]}
+        for S in PFLEGO_ROUNDS]
+    return spec
+
+
+def pflego_mutants(extra):
+    out = {"pflego-inverse-probability": ["no-ip-factor"],
+           "pflego-head-step": ["head-alpha-flip", "head-step-beta"],
+           "pflego-optimizer-blocks": ["opt-body-moves"]}
+    out.update(extra)
+    return out
+
+
+def pflego_sgd():
+    def spec_at(c):
+        return pflego_spec(dict(SGD_HYPER, **{"opt.clip_norm": c}),
+                           SGD_SWITCHES)
+    spec, c = clipped_spec(spec_at, CLIPS)
+    return make(
+        "pflego", "nesterov-clip-step-server",
+        "PFLEGO with a head optimizer torch.optim.SGD(momentum = 0.71875, "
+        "nesterov = True, weight_decay = 0.15625 decoupled, on the weights "
+        "only), clip_grad_norm_ at %g, one object carried from client to "
+        "client, step decay 0.5625 every 2 rounds" % c,
+        PFLEGO_TEXT + SGD_TEXT % ("the head's W2 decays, its bias b2 does "
+                                  "not", c)
+        + "  The decay scales rho and beta alike (every step size).",
+        spec, PFLEGO_TOL, PFLEGO_FLAGS + SGD_FLAGS,
+        pflego_mutants(ma.NESTEROV_CLIP_STEP_MUTANTS), SGD_COVERS,
+        [clip_acts, decay_matters])
+
+
+def pflego_classical():
+    hyper = {"opt.momentum": 0.59375, "opt.weight_decay": 0.21875,
+             "lr.gamma": 0.78125}
+    switches = {"opt.momentum_form": "classical", "opt.state": "client",
+                "lr.schedule": "exponential"}
+    return make(
+        "pflego", "classical-exponential-client",
+        "PFLEGO with a head optimizer of classical momentum v <- 0.59375 v "
+        "- beta d and weight decay 0.21875, kept per client, exponential "
+        "decay 0.78125",
+        PFLEGO_TEXT + "opt.momentum = 0.59375, opt.momentum_form = classical "
+        "(the step size inside the velocity: unlike torch's form once it "
+        "decays), opt.weight_decay = 0.21875 (coupled, every head block), "
+        "opt.state = client (clients 0 and 1 resume their velocity in their "
+        "second round), lr.schedule = exponential with lr.gamma = 0.78125 "
+        "(rho and beta times 0.78125^t).",
+        pflego_spec(hyper, switches), PFLEGO_TOL,
+        PFLEGO_FLAGS + ["momentum-form", "lr-schedule"],
+        pflego_mutants({"momentum-form": ["momentum-form-swap"],
+                        "lr-schedule": ["lr-ignored", "lr-shifted"]}),
+        [("opt.momentum_form", "classical"), ("opt.state", "client"),
+         ("lr.schedule", "exponential")],
+        [decay_matters])
+
+
+def pflego_adam():
+    hyper = {"opt.beta1": 0.8125, "opt.beta2": 0.9375, "opt.eps": 0.00390625,
+             "opt.weight_decay": 0.1875}
+    switches = {"opt.method": "adam", "opt.state": "server"}
+    return make(
+        "pflego", "adam-server",
+        "PFLEGO with a head optimizer torch.optim.Adam(betas = (0.8125, "
+        "0.9375), eps = 2^-8, weight_decay = 0.1875 coupled), one object "
+        "carried from client to client",
+        PFLEGO_TEXT + "opt.method = adam, opt.beta1 = 0.8125, opt.beta2 = "
+        "0.9375, opt.eps = 0.00390625, opt.weight_decay = 0.1875 (coupled: "
+        "d <- d + lambda W), opt.state = server (one optimizer for every "
+        "client in training order: its moments and step counts carried "
+        "from client to client).",
+        pflego_spec(hyper, switches), PFLEGO_TOL,
+        PFLEGO_FLAGS + ["weight-decay-form", "adam-bias-correction"],
+        pflego_mutants({"weight-decay-form": ["decay-form-swap"],
+                        "adam-bias-correction": ["adam-no-bias-correction",
+                                                 "adam-eps-inside"]}),
+        [("opt.method", "adam"), ("opt.state", "server")])
+
+
+def pflego_adamw():
+    hyper = dict(ADAM_HYPER, **{"opt.weight_decay": 0.140625})
+    switches = {"opt.method": "adamw", "opt.state": "client"}
+    return make(
+        "pflego", "adamw-client",
+        "PFLEGO with a head optimizer torch.optim.AdamW(betas = (0.75, "
+        "0.96875), eps = 2^-9, weight_decay = 0.140625), one per client kept "
+        "across rounds",
+        PFLEGO_TEXT + "opt.method = adamw, opt.beta1 = 0.75, opt.beta2 = "
+        "0.96875, opt.eps = 0.001953125, opt.weight_decay = 0.140625 "
+        "(decoupled: W <- W (1 - beta lambda) before the step), opt.state = "
+        "client (clients 0 and 1 resume their moments and step counts in "
+        "their second round).",
+        pflego_spec(hyper, switches), PFLEGO_TOL,
+        PFLEGO_FLAGS + ["weight-decay-form", "adam-bias-correction"],
+        pflego_mutants({"weight-decay-form": ["decay-form-swap"],
+                        "adam-bias-correction": ["adam-no-bias-correction",
+                                                 "adam-eps-inside"]}),
+        [("opt.method", "adamw"), ("opt.state", "client")])
+
+
+MAKERS = (fedproto_sgd, fedproto_adamw, fedproto_classical, fedproto_adam,
+          pflego_sgd, pflego_classical, pflego_adam, pflego_adamw)
 
 
 def main():
