@@ -11,7 +11,9 @@ golden/pflref_exact_optim.py's optimizer (slot 0, docs/optimizers.md "Where
 the state lives"; the spec's split for opt.decay_scope = shared / personal),
 in 60-digit decimals with the optimizer's step in exact fractions of them;
 PFLEGO through golden/pflref_exact_pfl.py, whose step 4 cheap head steps go
-through the same optimizer on the head blocks alone (exact fractions).  The
+through the same optimizer on the head blocks alone (exact fractions; under
+a clip or Adam every iterate rounded to 60 digits after each step, as the
+values after a square root are).  The
 generator asserts, per vector, what makes it able to fail: each flagged bug
 moves a value far outside the tolerance (check_mutants), every other
 opt.state lifetime gives other numbers, the clip acts on some steps and not
@@ -393,8 +395,8 @@ PFLEGO_TOL = {
     "basis": "fp64 reference in fixed order against exact rationals of the "
              "binary inputs (golden/pflref_exact_pfl.py with "
              "pflref_exact_optim.py), the clip norms' and Adam's square roots "
-             "and the values after them at 60 decimal digits (error < "
-             "1e-58): three rounds of two cheap head steps and one joint "
+             "and, in those vectors, every iterate after a step at 60 decimal "
+             "digits (relative error < 1e-59 a step): three rounds of two cheap head steps and one joint "
              "gradient per client on an mlp with P = 7, each optimizer step "
              "a few roundings of terms below 10 in magnitude (momentum < "
              "0.9, Adam's normalised steps bounded), so the accumulated "
