@@ -1805,21 +1805,7 @@ _NYC = ("not yet covered: no vector of this algorithm runs it coincidence-free; 
 # (each such pair must have a witness: another algorithm with a
 # coincidence-free vector of the value, shared_audit)
 _NOT_YET = {
-    ('bn.running', 'frozen'): 'fedproto pflego',
-    ('bn.running_var', 'biased'): 'fedproto pflego',
-    ('lr.schedule', 'exponential'): 'pflego',
-    ('lr.schedule', 'step'): 'fedproto pflego',
-    ('opt.clip', 'norm'): 'fedproto pflego',
-    ('opt.decay_scope', 'personal'): 'fedproto pflego',
-    ('opt.decay_scope', 'shared'): 'fedproto pflego',
-    ('opt.decay_scope', 'weights'): 'fedproto fedrecon pflego',
-    ('opt.method', 'adam'): 'fedproto pflego',
-    ('opt.method', 'adamw'): 'fedproto pflego',
-    ('opt.momentum_form', 'classical'): 'fedproto pflego',
-    ('opt.nesterov', 'on'): 'fedproto pflego',
-    ('opt.state', 'client'): 'fedproto',
-    ('opt.state', 'server'): 'fedproto pflego',
-    ('opt.weight_decay_form', 'decoupled'): 'fedproto pflego',
+    ('opt.decay_scope', 'weights'): 'fedrecon',
 }
 # A split the optimizer's blocks do not have: the run refuses the value at
 # algorithm.switches.opt.decay_scope (exit 2; docs/optimizers.md, the slots
@@ -1878,6 +1864,34 @@ for _a, _why in _NO_SPLIT.items():
             "inherent: refused by the run (exit 2 at algorithm.switches."
             "opt.decay_scope): %s, which has no split into shared and personal "
             "blocks" % _why)
+# PFLEGO: its split is exactly the head (refused otherwise, split.personal),
+# and its one optimizer steps the head blocks alone (ref/algorithms/pflego.c,
+# a masked step); its model has no batch normalisation (refused, model.bn /
+# model.layers).  Shown with `pflref run` on optim/pflego/adam-server's spec:
+# decay_scope = shared gives the bits of opt.weight_decay = 0, personal those
+# of all; bn.running = frozen and bn.running_var = biased those of the spec
+# without them; an mlp with "bn": true exits 2 at model.bn, a layer list
+# with a batchnorm1d at model.layers.
+_PFLEGO_BN = ("inherent: refused by the run (exit 2 at model.bn for an mlp, "
+              "model.layers for a layer list): pflego caches the body's "
+              "features once per round and its body has no batch "
+              "normalisation, so on every model it runs the value is never "
+              "read (the run is the one without it, bit for bit)")
+for (_key, _val), _why in {
+        ("opt.decay_scope", "shared"): (
+            "inherent: pflego's split is exactly the head and its optimizer "
+            "steps the head blocks alone (every block it steps is personal): "
+            "shared decays nothing, the run of opt.weight_decay = 0 bit for "
+            "bit"),
+        ("opt.decay_scope", "personal"): (
+            "inherent: pflego's split is exactly the head and its optimizer "
+            "steps the head blocks alone (every block it steps is personal): "
+            "personal decays every block it steps, the run of all bit for "
+            "bit"),
+        ("bn.running", "frozen"): _PFLEGO_BN,
+        ("bn.running_var", "biased"): _PFLEGO_BN}.items():
+    assert ("pflego", _key, _val) not in SHARED_EXCEPTIONS, (_key, _val)
+    SHARED_EXCEPTIONS[("pflego", _key, _val)] = _why
 # lr.scope = eta_p scales η_p alone (ref/engine/lr.c scale_steps): an
 # algorithm without η_p runs every step size constant, bit for bit the
 # constant schedule (which its vectors without lr.* run)

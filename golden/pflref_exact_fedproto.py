@@ -25,8 +25,17 @@ its own model v_i (w⁰ at the start, never averaged):
     f at the iterate before its step)
   C̄^(j) = Σ_{i∈N_j} |D_{i,j}| C_i^(j) / Σ_{i∈N_j} |D_{i,j}|       (Eq. 5)
     (weights = uniform: the plain mean); the new set replaces the old one.
-The official preset's torch SGD with momentum 0.5 (a new optimizer per
-local update): b = d at the first step, else b = m b + d; v ← v − η b.
+The client optimizer (docs/optimizers.md, slot 0: LocalUpdate's, on
+d = ∇L of Eq. 6; the official preset's torch SGD with momentum 0.5, a new
+optimizer per local update, yuetan031/FedProto lib/update.py
+update_weights_het) steps through golden/pflref_exact_optim.py's
+Optimizers, as ref/algorithms/fedproto.c steps through the engine's
+(pflref_optim_get(s, i, 0), pflref_optim_begin at each client's update):
+every opt.* (SGD, momentum forms, Nesterov, decay forms and scopes over the
+spec's split, the clip, Adam, AdamW, opt.state); the gradient and v go in
+as the exact values of their decimals, v comes back at 60 digits; the
+batch-norm buffers are not among its blocks and never step.  Without opt.*
+the step stays v ← v − η ∇L.
 
 Bugs (realistic implementation mistakes; check_mutants, golden/audit.py):
   r-half            R = ½‖f − C‖² (the factor 2 of ∂R/∂f lost)
@@ -74,13 +83,18 @@ Eq. 4 under trained: f of the trained model per sample from an evaluation
 pass (its running statistics); under during_training the steps'
 training-pass features.
 Bugs of this path: protos-train-mode (trained prototypes from one training
-pass over D_i), running-frozen (θ's running statistics never move).
+pass over D_i), running-frozen (θ's running statistics never move),
+running-moved (they move where bn.running = frozen is configured),
+running-var-flipped (the other of the biased and unbiased batch variance
+into the running variance, bn.running_var).
 """
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
-from pflref_exact_moon import BNNet, Net, Party, dec
+from pflref_exact_moon import BNNet, Net, OptView, Party, dec, opt_step
 import pflref_exact_layers as pl
 import pflref_exact as px
+import pflref_exact_optim as po
 from pflref_golden import Trace
 
 PREC = 60
@@ -109,7 +123,8 @@ MUTANTS = {
     "lr-schedule": ["lr-ignored", "lr-shifted"],
     "lr-count": ["lr-per-round"],
     "fedproto-bn-passes": ["protos-train-mode"],
-    "bn-running-update": ["running-frozen"],
+    "bn-running-update": ["running-frozen", "running-var-flipped"],
+    "bn-running-moved": ["running-moved"],
 }
 
 
@@ -124,7 +139,9 @@ def settings(algorithm, bugs):
         "mse": hp.get("fedproto.distance", "squared_l2") == "mse",
         "during": hp.get("fedproto.client_protos", "trained") == "during_training",
         "uniform": hp.get("fedproto.weights", "class_counts") == "uniform",
-        "momentum": dec(hp.get("opt.momentum", 0)),
+        # opt.*: the optimizer's settings (pflref_exact_optim.config over
+        # the preset's), None when every one is at its default
+        "opt": opt_config(hp),
         "bn_update": hp.get("bn.running", "update") == "update",
         "bn_unbiased": hp.get("bn.running_var", "unbiased") == "unbiased",
         "bugs": bugs,
@@ -138,6 +155,14 @@ def settings(algorithm, bugs):
     if "protos-trained" in bugs:
         s["during"] = False
     return s
+
+
+def opt_config(hp):
+    """pflref_exact_optim's settings from the merged hyperparameters, or
+    None (plain steps) when every opt.* is at its default."""
+    c = dict(po.DEFAULTS)
+    c.update({k: v for k, v in hp.items() if k.startswith("opt.")})
+    return c if any(c[k] != po.DEFAULTS[k] for k in po.DEFAULTS) else None
 
 
 def embedding(net, theta, x):
@@ -202,36 +227,47 @@ def step_grad_bn(net, party, theta, batch, cbar, hp, h, protos, bugs):
     return g, caches
 
 
-def local_update(net, party, i, theta, batches, cbar, hp, h, trace, t, bugs):
+def local_update(net, party, i, theta, batches, cbar, hp, h, trace, t, bugs,
+                 opt=None):
     """LocalUpdate(i, C̄): the scheduled steps; returns (θ, protos) with
-    protos {class: [features]} under during_training."""
+    protos {class: [features]} under during_training.  opt: the run's
+    Optimizers (None: plain steps at hp["eta"]); its step size is
+    hp["eta_q"], the exact η c_t."""
     # req: fedproto.alg1.local.l1, fedproto.alg1.local.l2
     trace.emit("client_begin", "train", t, i, 0, "v", theta)
+    if opt is not None:
+        opt.begin(i)                # opt.state = reset: a new optimizer
     if "epochs-plus-one" in bugs:
         batches = list(batches) + [batches[0]]
     if "epochs-minus-one" in bugs:
         batches = list(batches)[:-1]
-    protos, buf = {}, None
+    protos = {}
     for s, batch in enumerate(batches, start=1):
         # req: fedproto.alg1.local.l3, fedproto.alg1.local.l4
         if isinstance(net, BNNet):
-            assert not hp["momentum"] and "protos-last-step" not in bugs
+            assert "protos-last-step" not in bugs
             g, caches = step_grad_bn(net, party, theta, batch, cbar, hp, h,
                                      protos, bugs)
             theta = list(theta)
-            if hp["bn_update"] and "running-frozen" not in bugs:
-                net.M.update_running(theta, caches, hp["bn_unbiased"])
-            theta = [th if p in net.buffers else th - hp["eta"] * gp
-                     for p, (th, gp) in enumerate(zip(theta, g))]
+            if (hp["bn_update"] or "running-moved" in bugs) and \
+                    "running-frozen" not in bugs:
+                net.M.update_running(
+                    theta, caches,
+                    hp["bn_unbiased"] != ("running-var-flipped" in bugs))
+            # req: fedproto.alg1.local.l5
+            if opt is not None:
+                theta = opt_step(opt, i, g, theta, hp["eta_q"])
+            else:
+                theta = [th if p in net.buffers else th - hp["eta"] * gp
+                         for p, (th, gp) in enumerate(zip(theta, g))]
             trace.emit("step", "train", t, i, s, "v", theta)
             continue
         g = step_grad(net, party, theta, batch, cbar, hp, h, protos, bugs)
-        if hp["momentum"]:
-            buf = g if buf is None else [hp["momentum"] * b + d
-                                         for b, d in zip(buf, g)]
-            g = buf
         # req: fedproto.alg1.local.l5
-        theta = [th - hp["eta"] * gp for th, gp in zip(theta, g)]
+        if opt is not None:
+            theta = opt_step(opt, i, g, theta, hp["eta_q"])
+        else:
+            theta = [th - hp["eta"] * gp for th, gp in zip(theta, g)]
         if hp["during"] and "protos-last-step" in bugs:
             for j in batch:
                 protos.setdefault(int(party.y[j]), []).append(
@@ -300,6 +336,15 @@ def replay(spec, bugs=frozenset()):
         w0 = [dec(u) for u in init["w"]]
         hp = settings(spec["algorithm"], bugs)
         hp["start"] = "protos-start" in bugs
+        opt = None
+        if hp["opt"] is not None:
+            personal = None
+            if "split" in spec:     # opt.decay_scope = shared / personal
+                import pflref_exact_pfl as pp
+                personal = pp.personal_mask(spec["model"],
+                                            spec["split"]["personal"])
+            opt = po.Optimizers(hp["opt"], OptView(net, spec["model"]), 1,
+                                personal, bugs)
         v, trace, cbar = [list(w0) for _ in parties], Trace(), {}
         trained = [0] * len(parties)     # each client's train() calls
         for t, r in enumerate(spec["schedule"]["rounds"]):
@@ -316,10 +361,11 @@ def replay(spec, bugs=frozenset()):
                                     trained=trained[i])      # lr.*
                 trained[i] += 1
                 hp_i = dict(hp, eta=hp["eta"] * Decimal(c.numerator)
-                            / Decimal(c.denominator))
+                            / Decimal(c.denominator),
+                            eta_q=Fraction(hp["eta"]) * c)
                 theta, protos = local_update(net, parties[i], i, start,
                                              batches, cbar, hp_i, h, trace,
-                                             t, bugs)
+                                             t, bugs, opt)
                 v[i] = theta
                 trace.emit("client_end", "train", t, i, None, "v", theta)
                 # req: fedproto.alg1.local.l8

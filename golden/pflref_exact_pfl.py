@@ -7,7 +7,10 @@ notes-pflego-fedalt-fedsim-fedrep.md, independently of the C reference.
 The gradients come from pflref_exact.Problem (the full gradient of the
 batch-mean loss); PFLEGO's cached features are not modelled: the head
 gradient on cached features is mathematically the head part of the full
-gradient at (θ_t, W), which is what is computed here.
+gradient at (θ_t, W), which is what is computed here.  PFLEGO's
+learning-rate decay (lr.*): round t's ρ and β (the cheap steps', step 6's
+and step 8's) times c_t = pflref_exact.round_factor at the round t, as
+ref/engine/lr.c scales every step size of the round's hyperparameters.
 
 Bugs (realistic implementation mistakes; pflref_golden.check_mutants):
 
@@ -358,7 +361,13 @@ def pfl_finetune(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS,
     return out
 
 
-def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS, opt=None):
+def _rounded(x, rnd):
+    """x with every entry through rnd (None: exact)."""
+    return list(x) if rnd is None else [rnd(u) for u in x]
+
+
+def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS, opt=None,
+                  rnd=None):
     """Steps 3–5 (notes §2.4) for client i from x = (θ_t, W_i): τ − 1 cheap
     full-batch head steps, then the joint gradient.  Returns (W̃ as the full
     vector, the joint gradient, body passes [forward, backward]).  opt: the
@@ -372,8 +381,9 @@ def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS, opt=None):
         g = pr.grad(i, x, full, bugs)
         if opt is not None:
             # the head optimizer's step; bug opt-body-moves: on every block
-            x = opt.step(i, 0, g, x, beta,
-                         None if "opt-body-moves" in bugs else mask)
+            x = _rounded(opt.step(i, 0, g, x, beta,
+                                  None if "opt-body-moves" in bugs else mask),
+                         rnd)
         else:
             x = _step(x, g, mask, beta, 1)
         if "features-per-step" in bugs:
@@ -385,10 +395,12 @@ def pflego_client(pr, i, x, tau, beta, mask, trace, t, bugs=NO_BUGS, opt=None):
     return x, g, [forward, 1]
 
 
-def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None):
+def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None,
+                 rnd=None):
     """One PFLEGO round with the SGD server (notes §2.4, steps 1–9).
-    mask: 1 on the head; opt: the head optimizers or None.  Returns
-    (w, v)."""
+    mask: 1 on the head; opt: the head optimizers or None; rnd: None, or
+    the rounding (60 digits) of every iterate after each step, for a head
+    optimizer that takes square roots.  Returns (w, v)."""
     P, I, r = pr.P, len(pr.clients), len(plan)
     scale = Fraction(1) if "no-ip-factor" in bugs else Fraction(I, r)
     N_all = sum(pr.n(i) for i in range(I))
@@ -413,13 +425,13 @@ def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None)
             opt.begin(i)                # opt.state = reset: a new one
         # req: pflego.alg1.l3
         x, g, passes = pflego_client(pr, i, x, tau, hp["pflego.beta"], mask, trace, t,
-                                     bugs, opt)
+                                     bugs, opt, rnd)
         alpha = Fraction(pr.n(i), N_all)
         # req: pflego.alg1.l6
         head = hp["rho"] * scale * (alpha if exact_alpha else 1)
         if "head-step-beta" in bugs:
             head = hp["pflego.beta"]
-        x = _step(x, g, mask, head, 1)
+        x = _rounded(_step(x, g, mask, head, 1), rnd)
         trace.emit("step", "train", t, i, tau, "w_local", x)
         v[i] = x
         trace.emit("client_end", "train", t, i, None, "v", x)
@@ -430,7 +442,8 @@ def pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs=NO_BUGS, opt=None)
     # req: pflego.alg1.l8, pflego.prop1
     ghat = [scale * a for a in acc]
     trace.emit("note", "train", t, None, None, "g_hat", ghat)
-    w = [w[p] - hp["rho"] * ghat[p] if not mask[p] else w[p] for p in range(P)]
+    w = _rounded([w[p] - hp["rho"] * ghat[p] if not mask[p] else w[p]
+                  for p in range(P)], rnd)
     trace.emit("server", "train", t, None, None, "w", w)
     # req: pflego.alg1.l9
     v = [[w[p] if not mask[p] else vi[p] for p in range(P)] for vi in v]
@@ -456,11 +469,25 @@ def replay(spec, bugs=NO_BUGS):
     held = []
     import pflref_exact_optim as po
     opt = po.for_spec(spec, pr, 1 if alg == "pflego" else 2, mask, bugs)
+    # PFLEGO's head optimizer with a square root (the clip's norm, Adam):
+    # every iterate at 60 digits after each step (relative error < 1e-59 a
+    # step), as pflref_exact_optim rounds the values after a root; exact
+    # rationals of 60-digit values would grow their digits with every
+    # product of body and head (the model is bilinear in them)
+    rnd = None
+    if alg == "pflego" and opt is not None and (
+            opt.c["opt.clip"] == "norm" or opt.c["opt.method"] != "sgd"):
+        rnd = po.r60
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["batches"]))
         if alg == "pflego":
-            w, v = pflego_round(pr, w, v, mask, t, plan, hp, sw, trace, bugs,
-                                opt)
+            # lr.*: round t's ρ and β times c_t (ref/engine/lr.c: every step
+            # size of the round's hyperparameters; PFLEGO trains by rounds)
+            c = round_factor({"switches": sw, "hyperparameters": hp}, t, bugs)
+            hp_t = dict(hp, rho=hp["rho"] * c,
+                        **{"pflego.beta": hp["pflego.beta"] * c})
+            w, v = pflego_round(pr, w, v, mask, t, plan, hp_t, sw, trace,
+                                bugs, opt, rnd)
         else:
             w, v = pfl_round(pr, w, v, w0, mask, t, plan, hp, sw, trace,
                              alg == "fedalt", bugs, trained, opt, held)

@@ -1255,7 +1255,9 @@ def run_pflego(spec, clients, w0, log):
     (docs/algorithms/pflego.md, "The Adam step").  A client head optimizer
     (opt.*, pfl_numpy_optim) takes the cheap steps on the head entries
     alone, one per client as opt.state says; the last head step stays
-    plain (with the server step it is the one SGD step on L).
+    plain (with the server step it is the one SGD step on L).  Under a
+    learning-rate decay (lr.schedule) round t's ρ and β are both times c_t
+    (every step size of the round).
     Notes: g (the joint gradient), body_passes ([forward, backward] passes
     of the body for the client in the round), g_hat."""
     cfg = settings(spec)
@@ -1265,7 +1267,7 @@ def run_pflego(spec, clients, w0, log):
     adam = cfg["pflego.server"] == "adam"
     if cfg["pflego.server"] not in ("sgd", "adam"):
         raise Unsupported("pflego.server %r" % cfg["pflego.server"])
-    rho, beta = cfg["rho"], cfg["pflego.beta"]
+    rho0, beta0 = cfg["rho"], cfg["pflego.beta"]
     head_alpha = cfg["pflego.head_step"] == "exact_alpha"
     if BUG == "pflego-head-alpha":
         head_alpha = not head_alpha
@@ -1287,6 +1289,8 @@ def run_pflego(spec, clients, w0, log):
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         S_t = sorted(plan)
+        c_t = lr_factor(cfg, t)                   # lr.*: ρ and β alike
+        rho, beta = rho0 * c_t, beta0 * c_t
         scale = 1.0 if BUG == "pflego-missing-ip-factor" else I / len(S_t)
         log("round_begin", "train", "w", w, round=t)
         g_body = {}

@@ -16,7 +16,9 @@ training set at the trained model (client_protos = during_training: of
 every batch's f before its step); the server's C̄^(j) is the |D_{i,j}|-
 weighted mean over the round's clients holding j (weights = uniform: the
 plain mean) and replaces the old set.  The official preset's torch SGD
-(momentum 0.5) is pfl_numpy_optim's.
+(momentum 0.5) is pfl_numpy_optim's, and so is every other opt.* (slot
+0, LocalUpdate's optimizer; the running statistics are not among its
+parameters).
 Learning-rate decay (lr.*, PFLlib's -ld: the client's one optimizer, its
 ExponentialLR stepped after each train(), clientproto.py:69-70): client
 i's η in round t is η γ^t, or η γ^(the rounds i trained in before) under
@@ -133,9 +135,7 @@ def run(spec, clients, w0, log, bug):
         k: v for k, v in hp.items() if k.startswith("opt.")}
     optim = importlib.import_module("pfl_numpy_optim")
     opts = None if optim.plain(optim.options(opt_spec)) else optim.Optimizers(opt_spec)
-    bn = len(net.buffers()) > 0
-    if opts is not None and bn:
-        raise base.Unsupported("fedproto with batch normalisation and opt.*")
+    bn = len(net.buffers()) > 0     # the optimizer never steps them
     moving = hp.get("bn.running", "update") == "update"
     unbiased = hp.get("bn.running_var", "unbiased") == "unbiased"
     data = [(np.asarray(c["X"], float), np.asarray(c["y"], float)) for c in raw]
