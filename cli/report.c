@@ -342,6 +342,15 @@ static json_t *trajectory_digits(const pflref_golden_report *rep, size_t name)
     return o;
 }
 
+/* A Monte Carlo run's seed as its exact decimal text: a seed is any 64-bit
+ * value, above the largest JSON integer for half of them. */
+static json_t *seed_text(uint64_t seed)
+{
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)seed);
+    return json_string(text);
+}
+
 void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
                         size_t needed)
 {
@@ -398,14 +407,8 @@ void cli_put_comparison(json_t *entry, const pflref_golden_report *rep,
     json_object_set_new(m, "runs", cli_count_json(rep->mca_runs));
     json_object_set_new(m, "c", json_real(rep->mca_c));
     json_object_set_new(m, "u", json_real(rep->mca_u));
-    /* each seed as its exact decimal text: a seed is any 64-bit value, above
-     * the largest JSON integer for half of them */
-    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++) {
-        char text[24];
-        snprintf(text, sizeof text, "%llu",
-                 (unsigned long long)rep->mca_seeds[k]);
-        json_array_append_new(seeds, json_string(text));
-    }
+    for (size_t k = 0; k < rep->mca_runs && k < PFLREF_MCA_MAX_RUNS; k++)
+        json_array_append_new(seeds, seed_text(rep->mca_seeds[k]));
     json_object_set_new(m, "seeds", seeds);
     json_object_set_new(m, "amplification",
                         isfinite(rep->mca_amplification)
