@@ -392,6 +392,8 @@ NAMED = {
                              "preset official"),
     "fedala-loss-mean": ("fedala.threshold = 0.1", "fedala.max_epochs = 3"),
     "fedala-skip-ignored": ("fedala.skip = first_round", "fedala.p = 1"),
+    # the evaluation gap ignored is the gap of one, the former rule
+    "fedala-eval-gap-ignored": "fedala.eval_gap = 1",
     # APPLE's proximal term without its ½ is the authors' reg_loss
     # (apple.prox = full, which the preset official sets), or μ doubled
     "apple-prox-twice": ("apple.prox = full", "apple.mu × 2", "preset official"),
