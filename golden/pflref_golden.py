@@ -54,10 +54,13 @@ from fractions import Fraction
 # Fraction and every vector is the same, only sooner.
 
 
+_SHORT = 1 << 192      # an operand below this: math.gcd is fast already
+
+
 def _gcd(a, b):
     """math.gcd(a, b) of two ints: 2^min(za, zb) · gcd(a/2^za, b/2^zb),
     za and zb their trailing zero bits."""
-    if not a or not b:
+    if -_SHORT < a < _SHORT or -_SHORT < b < _SHORT:
         return math.gcd(a, b)
     za = (a & -a).bit_length() - 1
     zb = (b & -b).bit_length() - 1
