@@ -24,7 +24,9 @@ decimals):
     than 1e3 times the tolerance, else the flag is not earned.
 
 Exit 1 with one line per problem, naming the file; -v prints, per vector,
-which bugs each flag's class catches.  Vectors of other algorithms are
+which bugs each flag's class catches (without -v a flag's bugs are run
+until one catches, each run stopped at its first record that fails the
+vector: pflref_golden.MutantRuns).  Vectors of other algorithms are
 listed as skipped.
 """
 import importlib
