@@ -291,6 +291,7 @@ check-unit: $(B)/rel/pflref $(B)/rel/tests/run $(REL_PRODUCTS)
 # The golden folder's own rules (flags registered, ids unique, hashes
 # matching, provenance kinds), by an independent Python reading.
 check-golden:
+	@$(PYTHON) golden/pflref_golden.py --self-test
 	@$(PYTHON) golden/lint.py
 	@$(PYTHON) golden/audit.py
 	@$(PYTHON) golden/coincidences.py

@@ -225,6 +225,8 @@ class Domain:
 
     def num(self, x):
         if self.kind == "fraction":
+            if type(x) is Fraction:     # immutable: x itself is its value
+                return x
             return Fraction(x) if not isinstance(x, float) else Fraction(float(x))
         if self.kind == "decimal":
             if isinstance(x, Fraction):

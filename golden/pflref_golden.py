@@ -35,10 +35,50 @@ from vector_hashes(vector), naming the part that changed.
 Standard library only; run with /usr/bin/python3.
 """
 import hashlib
+import fractions
 import json
 import math
 import os
 from fractions import Fraction
+
+
+# ---------------------------------------------------------------- gcd
+#
+# Every Fraction operation normalises with math.gcd, and the exact runs'
+# numbers are mostly dyadic (binary inputs, step sizes and weights):
+# denominators 2^k, or 2^k times a small odd factor (a batch of 3, a
+# dropout scale 4/3), of thousands of bits, over numerators as long.
+# CPython's gcd of two such numbers is quadratic in their length; with
+# the factors of 2 taken out first (a shift), what remains has one small
+# side and costs one division.  The gcd is the same number, so every
+# Fraction and every vector is the same, only sooner.
+
+
+_SHORT = 1 << 192      # an operand below this: math.gcd is fast already
+
+
+def _gcd(a, b):
+    """math.gcd(a, b) of two ints: 2^min(za, zb) · gcd(a/2^za, b/2^zb),
+    za and zb their trailing zero bits."""
+    if -_SHORT < a < _SHORT or -_SHORT < b < _SHORT:
+        return math.gcd(a, b)
+    za = (a & -a).bit_length() - 1
+    zb = (b & -b).bit_length() - 1
+    return math.gcd(a >> za, b >> zb) << (za if za < zb else zb)
+
+
+class _FractionsMath:
+    """The math module as fractions.py sees it (it calls math.gcd in every
+    operation), with gcd through _gcd."""
+
+    gcd = staticmethod(_gcd)
+
+    def __getattr__(self, name):
+        return getattr(math, name)
+
+
+if fractions.math is math:
+    fractions.math = _FractionsMath()
 
 GOLDEN_FORMAT = "pflref-golden/1"
 SPEC_FORMAT = "pflref-spec/1"
@@ -363,6 +403,8 @@ class Trace:
         r["name"] = name
         r["value"] = list(value)
         self.records.append(r)
+        if _watch is not None:
+            _watch.see(self, r)
 
 
 def floats(xs):
@@ -437,18 +479,93 @@ def detects(exp, bug_exp, tol, margin=1000.0):
     return None
 
 
+class _Diverged(BaseException):
+    """Raised inside a mutant run by its watch (a BaseException, so no
+    `except Exception` of a generator swallows it)."""
+
+
+class MutantRuns:
+    """detects(exp, run(), tol, margin) for many mutant runs of one vector,
+    each stopped at its first record that already decides the verdict.
+
+    The run's trace is compared with exp record by record as Trace.emit
+    writes it: a record exp lacks, or one of another length or with a
+    number beyond margin · (atol + rtol·|r|), fails the vector whatever
+    the run writes later (the checker, ref/oracle/golden.c, holds every
+    record written under an expected key to it, duplicates too, and reports
+    an extra record), so the run stops there and diff() returns that
+    record's description.  A run with no such record runs to its end and
+    diff() returns detects() of what it returned (its final values and
+    missing records).  The stop needs the written trace to be the one the
+    run returns: it is armed only when exp's records have distinct keys
+    and the first run, watched without stopping, wrote into one Trace
+    alone; a later run that writes into a second Trace is disarmed from
+    then on (and judged by detects() at its end)."""
+
+    def __init__(self, exp, tol, margin=1000.0):
+        self.exp, self.tol, self.margin = exp, tol, margin
+        self.table = {}
+        for r in exp["trajectory"]:
+            self.table[(r["event"], r["phase"], r.get("round"), r.get("client"),
+                        r.get("step"), r["name"])] = r["value"]
+        self.armed = None if len(self.table) == len(exp["trajectory"]) else False
+        self.stop, self.traces = False, []
+
+    def see(self, trace, r):
+        if not self.traces or trace is not self.traces[-1]:
+            if trace in self.traces:
+                return
+            self.traces.append(trace)
+        if not self.stop or len(self.traces) > 1:
+            return
+        key = (r["event"], r["phase"], r.get("round"), r.get("client"),
+               r.get("step"), r["name"])
+        ref = self.table.get(key)
+        if ref is None:
+            raise _Diverged(f"extra record {key}")
+        got = r["value"]
+        if len(got) != len(ref):
+            raise _Diverged(f"record {key} missing or of another length")
+        tol, m = self.tol, self.margin
+        for j, (q, x) in enumerate(zip(ref, got)):
+            x = float(x)    # an OverflowError: the run diverges, as in expected()
+            if not math.isfinite(x) or abs(x - q) > m * (tol["atol"] + tol["rtol"] * abs(q)):
+                raise _Diverged(f"{key}[{j}]: {q!r} -> {x!r}")
+
+    def diff(self, run):
+        """detects(exp, run(), tol, margin); run() returns an expected
+        object; OverflowError and ZeroDivisionError propagate."""
+        global _watch
+        self.stop, self.traces = self.armed is True, []
+        _watch, outer = self, _watch
+        try:
+            got = run()
+        except _Diverged as e:
+            return str(e)
+        finally:
+            _watch = outer
+        if self.armed is None:
+            self.armed = len(self.traces) == 1
+        return detects(self.exp, got, self.tol, self.margin)
+
+
+_watch = None       # the MutantRuns whose run is under way, or None
+
+
 def check_mutants(vid, exp, tol, flags, mutants, run):
     """Every flag of the vector names at least one mutant, and each mutant
     (a bug of that class, run through the same exact code) changes an
-    expected quantity by far more than the tolerance.
+    expected quantity by far more than the tolerance (MutantRuns: each
+    mutant run stops at the first record that fails the vector).
     mutants: {flag: [bug, ...]}; run(bugs) -> expected object."""
     for f in flags:
         assert mutants.get(f), f"{vid}: flag {f} has no mutant demonstrating it"
+    runs = MutantRuns(exp, tol)
     for f, bugs in mutants.items():
         assert f in flags, f"{vid}: mutant class {f} not among the flags"
         for bug in bugs:
             try:
-                diff = detects(exp, run({bug}), tol)
+                diff = runs.diff(lambda: run({bug}))
             except (OverflowError, ZeroDivisionError):
                 diff = "the buggy run diverges"
             assert diff is not None, f"{vid}: bug {bug} ({f}) leaves every expected number in tolerance"
@@ -471,3 +588,76 @@ def checked_expected(vid, tol, flags, mutants, result, run, final):
     check_mutants(vid, exp, tol, flags, mutants,
                   lambda bugs: expected_of(run(bugs)))
     return exp
+
+
+# ---------------------------------------------------------------- self-test
+
+
+def _self_test():
+    """MutantRuns against detects() on a toy run of five records: the
+    verdicts agree, a run that fails the vector stops at its first failing
+    record, a run that passes is judged at its end (a MutantRuns that
+    always or never stopped would fail here), and a run that writes into a
+    second Trace is never stopped on the strength of either; and _gcd
+    against math.gcd.  Exit 0 when every case holds."""
+    tol = {"atol": 1e-12, "rtol": 1e-12}
+    seen = []
+
+    def run(bugs=(), aux=False):
+        # x_s = x_{s-1}/2 + 1, five steps from 1; "late" moves the last
+        # record only, "first" every record, "final" only the final w
+        if aux:                       # a throwaway trace of other numbers
+            Trace().emit("step", "train", 0, 0, 1, "w", [Fraction(7)])
+        trace, x = Trace(), Fraction(1)
+        for s in range(1, 6):
+            x = x / 2 + 1 + (Fraction(1, 3) if "first" in bugs or
+                             ("late" in bugs and s == 5) else 0)
+            seen.append(s)
+            trace.emit("step", "train", 0, 0, s, "w", [x])
+        return expected(trace, w=[x + (1 if "final" in bugs else 0)])
+
+    exp = run()
+    problems = []
+    for aux in (False, True):
+        runs = MutantRuns(exp, tol)
+        for bugs, stops_at in ((("first",), 1), ((), None), (("late",), 5),
+                               (("final",), None), (("first",), 1)):
+            del seen[:]
+            # the first run is only watched; with aux no run is ever stopped
+            stops = stops_at if runs.armed else None
+            got = runs.diff(lambda: run(bugs, aux))
+            want = detects(exp, run(bugs, aux), tol)
+            if (got is None) != (want is None):
+                problems.append(f"aux={aux} bugs={bugs}: {got!r} but detects() {want!r}")
+            ran = len(seen) - 5       # the second run (detects') wrote five
+            if ran != (stops or 5):
+                problems.append(f"aux={aux} bugs={bugs}: ran {ran} steps, "
+                                f"expected {stops or 5}")
+        if runs.armed != (not aux):
+            problems.append(f"aux={aux}: armed = {runs.armed}")
+    # _gcd is math.gcd: signs, zeros, powers of 2, odd and mixed factors
+    import random
+    rng = random.Random(5)
+    pairs = [(0, 0), (0, 12), (-12, 0), (-12, 18), (1 << 300, 3 << 200),
+             (7, 1 << 64), (-(5 << 90), 15 << 3)]
+    pairs += [(rng.getrandbits(rng.choice((8, 700))) << rng.randrange(900),
+               (3 ** rng.randrange(6) * rng.getrandbits(rng.choice((2, 500))))
+               << rng.randrange(900)) for _ in range(300)]
+    for a, b in pairs:
+        for x, y in ((a, b), (b, -a)):
+            if _gcd(x, y) != math.gcd(x, y):
+                problems.append(f"_gcd({x}, {y}) = {_gcd(x, y)}, not {math.gcd(x, y)}")
+    if Fraction(6, -4) != Fraction(-3, 2) or str(Fraction(-3 << 80, 9 << 82)) != "-1/12":
+        problems.append("Fraction normalises wrongly through _gcd")
+    for p in problems:
+        print(f"pflref_golden self-test: {p}")
+    print(f"pflref_golden self-test: {'ok' if not problems else 'FAILED'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] != ["--self-test"]:
+        print("usage: golden/pflref_golden.py --self-test", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(_self_test())

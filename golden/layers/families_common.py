@@ -126,22 +126,30 @@ def with_domain(domain, f):
 
 
 def earned(spec, exp, tol, candidates):
-    """{flag: [bugs that move an expected number by > 1e3 × tol]} over the
-    candidate flags, with the bugs audit.py runs for the algorithm."""
+    """{flag: [the first bug that moves an expected number by > 1e3 × tol]}
+    over the candidate flags, with the bugs audit.py runs for the algorithm
+    (tried in audit.py's order; one earns the flag, so the rest are not
+    run; a bug of several flags' classes is run once)."""
     alg = spec["algorithm"]["name"]
     out = {}
+    runs = pg.MutantRuns(exp, tol)      # detects(), each run stopped early
+    moves = {}                          # bug -> does it move a number
     for flag in candidates:
         classes = audit.MUTANTS[flag]
         bugs = classes.get(alg, classes.get("*", []))
         caught = []
         for bug in bugs:
-            try:
-                if pg.detects(exp, audit.replay(spec, {bug}), tol) is not None:
-                    caught.append(bug)
-            except (OverflowError, ZeroDivisionError):
+            if caught:
+                break
+            if bug not in moves:
+                try:
+                    moves[bug] = runs.diff(lambda: audit.replay(spec, {bug})) is not None
+                except (OverflowError, ZeroDivisionError):
+                    moves[bug] = True
+                except ValueError:
+                    moves[bug] = False  # a bug this exact replay cannot run (an irrational root)
+            if moves[bug]:
                 caught.append(bug)
-            except ValueError:
-                pass        # a bug this exact replay cannot run (an irrational root)
         if caught:
             out[flag] = caught
     return out
