@@ -66,6 +66,7 @@ sys.path.insert(0, HERE)
 import audit                             # noqa: E402
 import coincidences as co                # noqa: E402
 import make_algorithms as ma             # noqa: E402
+from make_shared_pfl import covered_free  # noqa: E402
 import pflref_exact_optim as po          # noqa: E402
 import pflref_golden as pg               # noqa: E402
 
@@ -154,18 +155,6 @@ def bn_read(spec, exp, tol):
             alt = copy.deepcopy(spec)
             alt["algorithm"]["switches"][key] = paper
             assert pg.detects(exp, replay(alt), tol) is not None, key
-
-
-def covered_free(covers):
-    """The audit's shared rules find no coincidence for each (switch,
-    value) the vector is meant to cover."""
-    def check(spec, exp, tol):
-        name, sw, hp = co.effective(spec)
-        for key, val in covers:
-            assert sw.get(key) == val, (key, val)
-            found = co.shared_coincidences(spec, sw, hp, key, val)
-            assert not found, (name, key, val, found)
-    return check
 
 
 def make(alg, name, title, description, spec, tol, flags, mutants, covers,
