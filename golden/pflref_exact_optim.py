@@ -96,6 +96,17 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
             "opt.clip": "off", "opt.state": "reset"}
 
 
+# The bugs that run a spec's optimizer state under another lifetime.
+STATE_BUGS = ["state-reset", "state-client", "state-server"]
+
+
+def other_lifetimes(algorithm):
+    """The state bugs of the lifetimes other than the spec's opt.state:
+    the mutants of the flag optimizer-state-lifetime."""
+    life = config(algorithm)["opt.state"]
+    return [b for b in STATE_BUGS if b != "state-" + life]
+
+
 def config(algorithm):
     """The opt.* settings of a spec's algorithm object, defaults filled."""
     c = dict(DEFAULTS)

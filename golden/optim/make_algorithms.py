@@ -97,7 +97,6 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "optimizer/optimizer_per, clientapfl.py optimizer/optimizer_per, "
           "clientbase.py's self.optimizer built once); docs/optimizers.md; "
           "each algorithm's paper as in its own vectors")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 # The catalogued bugs a vector of Nesterov momentum, decoupled decay on the
 # weights, a norm clip and a step decay must catch (flag -> bugs):
@@ -188,10 +187,9 @@ def make(alg, name, title, description, spec, tol, flags, mutants,
     spec = dict(spec, name=title, description=description)
     exp = replay_expected(spec)
     mutants = dict(mutants)
-    life = po.config(spec["algorithm"])["opt.state"]
     if "optimizer-state-lifetime" in flags:
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     if "optimizer-slots-shared" in flags:
         mutants["optimizer-slots-shared"] = ["slots-shared"]
     pg.check_mutants(vid, exp, tol, flags, mutants,

@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(GOLDEN, "apple"))
 
 import make_apple as ma                  # noqa: E402
 import pflref_exact_apple as xa          # noqa: E402
+import pflref_exact_optim as po          # noqa: E402
 import pflref_golden as pg               # noqa: E402
 
 SOURCE = (ma.PAPER + "; ljaiverson/pFL-APPLE 8078196731b5 "
@@ -49,7 +50,6 @@ SOURCE = (ma.PAPER + "; ljaiverson/pFL-APPLE 8078196731b5 "
 GENERATOR = ("golden/optim/make_apple.py with pflref_exact_apple.py and "
              "golden/pflref_exact_optim.py (exact fractions carried at 60 "
              "digits; decimal square roots at 60 digits)")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 
 def tolerance(adam):
@@ -79,9 +79,8 @@ def make(name, title, description, hyper, opt_hyper, opt_switches, rounds,
     tol = tolerance(adam)
     exp = run(spec)
     mutants = dict(mutants)
-    life = opt_switches.get("opt.state", "reset")
-    mutants["optimizer-state-lifetime"] = [b for b in STATE_BUGS
-                                           if b != "state-" + life]
+    mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+        spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: run(spec, bugs))
     plain = copy.deepcopy(spec)                 # the optimizer acts

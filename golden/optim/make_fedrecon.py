@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(GOLDEN, "fedrecon"))
 
 import make_worked as mw                  # noqa: E402
 import pflref_exact_fedrecon as xr        # noqa: E402
+import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
 
 SOURCE = ("Singhal, Sidahmed, Garrett, Wu, Rush, Prakash, NeurIPS 2021, arXiv "
@@ -50,7 +51,6 @@ SOURCE = ("Singhal, Sidahmed, Garrett, Wu, Rush, Prakash, NeurIPS 2021, arXiv "
 GENERATOR = ("golden/optim/make_fedrecon.py with pflref_exact_fedrecon.py and "
              "golden/pflref_exact_optim.py (exact fractions; decimal square "
              "roots at 60 digits)")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 
 def tolerance(adam):
@@ -85,9 +85,8 @@ def make(name, title, description, opt_hyper, opt_switches, adam, flags,
     tol = tolerance(adam)
     exp = run(spec)
     mutants = dict(mutants)
-    life = opt_switches.get("opt.state", "reset")
-    mutants["optimizer-state-lifetime"] = [b for b in STATE_BUGS
-                                           if b != "state-" + life]
+    mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+        spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: run(spec, bugs))
     # the optimizer acts: plain SGD on the same spec gives other numbers

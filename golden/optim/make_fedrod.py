@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.join(GOLDEN, "fedrod"))
 
 import make_fedrod as mf                 # noqa: E402
 import pflref_exact_fedrod as xr         # noqa: E402
+import pflref_exact_optim as po         # noqa: E402
 import pflref_golden as pg               # noqa: E402
 
 SOURCE = (mf.SOURCE + "; clientrod.py:16 (opt_head), :53 and :59 (the "
@@ -60,7 +61,6 @@ SOURCE = (mf.SOURCE + "; clientrod.py:16 (opt_head), :53 and :59 (the "
 GENERATOR = ("golden/optim/make_fedrod.py with pflref_exact_fedrod.py "
              "(60-digit decimals; its own torch optimizer rules; square "
              "roots at 60 digits)")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 
 def tolerance(adam):
@@ -88,9 +88,7 @@ def make(name, title, description, model, w0, algorithm, flags, mutants,
     tol = tolerance(adam)
     exp = run(spec)
     mutants = dict(mutants)
-    life = algorithm.get("switches", {}).get("opt.state", "reset")
-    mutants["optimizer-state-lifetime"] = [b for b in STATE_BUGS
-                                           if b != "state-" + life]
+    mutants["optimizer-state-lifetime"] = po.other_lifetimes(algorithm)
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: run(spec, bugs))
     plain = copy.deepcopy(spec)                 # the optimizer acts

@@ -256,9 +256,7 @@ def make(alg, name, title, what, spec, tol, flags, mutants, checks):
                 description=description)
     exp = replay_expected(spec)
     mutants = dict(mutants)
-    life = po.config(spec["algorithm"])["opt.state"]
-    mutants["optimizer-state-lifetime"] = [
-        b for b in ma.STATE_BUGS if b != "state-" + life]
+    mutants["optimizer-state-lifetime"] = po.other_lifetimes(spec["algorithm"])
     flags = flags + ["optimizer-state-lifetime"]
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay_expected(spec, bugs))

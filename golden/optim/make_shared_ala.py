@@ -60,7 +60,7 @@ import pflref_exact_fedala as xa          # noqa: E402
 import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
 from make_algorithms import NESTEROV_CLIP_STEP_MUTANTS  # noqa: E402
-from make_shared_pfl import (BN_FLAGS, STATE_BUGS, clip_acts,  # noqa: E402
+from make_shared_pfl import (BN_FLAGS, clip_acts,  # noqa: E402
                              covered_free, decay_matters, lifetimes_differ,
                              replay, scope_matters)
 
@@ -98,9 +98,8 @@ def make(name, title, description, spec, tol, flags, mutants, covers,
     exp = replay(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(spec["algorithm"])["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay(spec, bugs))
     if "opt.decay_scope" in spec["algorithm"]["switches"]:

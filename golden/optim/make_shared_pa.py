@@ -144,9 +144,8 @@ def make(alg, name, title, description, spec, tol, flags, mutants, covers,
     exp = replay(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(spec["algorithm"])["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in msp.STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay(spec, bugs))
     if "opt.decay_scope" in spec["algorithm"]["switches"]:

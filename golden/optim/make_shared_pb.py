@@ -81,7 +81,7 @@ import pflref_golden as pg                # noqa: E402
 from make_shared_pfl import (ADAM_BUGS, ADAM_HYPER, ADAM_TEXT,  # noqa: E402
                              BN_BIASED, BN_FLAGS, BN_FROZEN,
                              CLASSICAL_BUGS, CLASSICAL_TEXT,
-                             LR_BUGS, STATE_BUGS, audit_frozen,
+                             LR_BUGS, audit_frozen,
                              bn_covers, bugs, covered_free, decay_matters,
                              lifetimes_differ, replay, scope_matters,
                              tolerance)
@@ -115,9 +115,8 @@ def make(alg, name, title, description, spec, tol, flags, mutants, covers,
     exp = replay(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(spec["algorithm"])["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     if "optimizer-slots-shared" in flags:
         mutants["optimizer-slots-shared"] = ["slots-shared"]
     pg.check_mutants(vid, exp, tol, flags, mutants,

@@ -108,7 +108,6 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "torch.optim.lr_scheduler.StepLR / ExponentialLR stepped once a "
           "round; docs/optimizers.md (the slots and the state lifetimes); "
           "each algorithm's paper as in its own vectors")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 
 def replay(spec, bugs=frozenset()):
@@ -186,9 +185,8 @@ def make(alg, name, title, description, spec, tol, flags, mutants, covers,
     exp = replay(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(spec["algorithm"])["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     if "optimizer-slots-shared" in flags:
         mutants["optimizer-slots-shared"] = ["slots-shared"]
     pg.check_mutants(vid, exp, tol, flags, mutants,

@@ -81,7 +81,6 @@ SOURCE = ("torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW documented "
           "FedProto (Tan et al., AAAI 2022, Alg. 1, Eqs. 4-6) and PFLEGO "
           "(Nikoloutsopoulos et al., arXiv 2202.09848; shared/spec "
           "notes-pflego-fedalt-fedsim-fedrep.md §2.4) as in their own vectors")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 
 def replay(spec, bugs=frozenset()):
@@ -163,10 +162,8 @@ def make(alg, name, title, description, spec, tol, flags, mutants, covers,
     spec = dict(spec, name=title, description=description)
     exp = replay(spec)
     mutants = dict(mutants)
-    life = po.config(spec["algorithm"])["opt.state"]
     flags = list(flags) + ["optimizer-state-lifetime"]
-    mutants["optimizer-state-lifetime"] = [
-        b for b in STATE_BUGS if b != "state-" + life]
+    mutants["optimizer-state-lifetime"] = po.other_lifetimes(spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay(spec, bugs))
     for check in [lifetimes_differ, covered_free(covers)] + list(checks):

@@ -63,7 +63,6 @@ SOURCE = (f"{pg.NOTES} §4 (Per-FedAvg); Fallah, Mokhtari, Ozdaglar, NeurIPS "
           "update rules; TsingZ0/PFLlib d832e76f6a23 "
           "system/flcore/clients/clientperavg.py:16, :51, :69-72 (one "
           "optimizer object stepping the α and the β step)")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 LINEAR = {"kind": "linear", "d": 2, "loss": "squared", "bias": True}
 # dyadic inputs: the exact runs keep short denominators, every value
@@ -165,9 +164,7 @@ def make(name, title, description, algorithm, tol, flags, mutants,
     exp = replay_expected(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(algorithm)["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(algorithm)
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay_expected(spec, bugs))
     other_settings_differ(copy.deepcopy(spec), exp, tol)

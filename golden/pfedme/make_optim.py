@@ -67,7 +67,6 @@ SOURCE = ("Dinh et al., NeurIPS 2020, Alg. 1 ll. 7-8; the inner solver is "
           "userpFedMe.py:26, :45-50), its buffers uploaded with w_{i,R} "
           "(clientpFedMe.py:18, :68; serverbase.py:133); torch.optim.SGD / "
           "Adam documented update rules; docs/optimizers.md")
-STATE_BUGS = ["state-reset", "state-client", "state-server"]
 
 # Ditto's and the other optimizer vectors' problem (golden/optim/
 # make_algorithms.py): a linear model with bias, squared loss, dyadic data
@@ -140,9 +139,8 @@ def make(vid, fname, title, description, spec, tol, flags, mutants,
     exp = replay(spec)
     mutants = dict(mutants)
     if "optimizer-state-lifetime" in flags:
-        life = po.config(spec["algorithm"])["opt.state"]
-        mutants["optimizer-state-lifetime"] = [
-            b for b in STATE_BUGS if b != "state-" + life]
+        mutants["optimizer-state-lifetime"] = po.other_lifetimes(
+            spec["algorithm"])
     pg.check_mutants(vid, exp, tol, flags, mutants,
                      lambda bugs: replay(spec, bugs))
     for check in checks:
