@@ -1565,9 +1565,38 @@ def has_bias_or_bn(spec):
     return bool(m.get("bias", False))
 
 
+# algorithms whose optimizer steps the split's shared blocks alone
+# (docs/optimizers.md, the slots table): FedRecon's update of g (Alg. 1
+# l. 11; l's reconstruction is plain SGD)
+_STEPS_SHARED = ("fedrecon",)
+
+
+def shared_bias(spec):
+    """For a linear model or an mlp: a bias block outside the split's
+    personal list (one the shared optimizer moves).  A layer list or a
+    quadratic model: has_bias_or_bn (not narrowed)."""
+    m = spec["model"]
+    personal = set(spec.get("split", {}).get("personal", []))
+    if m["kind"] == "linear":
+        biases = ["b"] if m.get("bias", False) else []
+    elif m["kind"] == "mlp":
+        bias = m.get("bias", True)
+        biases = (["b1"] if m.get("hidden_bias", bias) else []) + \
+            (["b2"] if bias else [])
+        if m.get("bn"):
+            return has_bias_or_bn(spec)
+    else:
+        return has_bias_or_bn(spec)
+    return any(b not in personal for b in biases)
+
+
 def r_decay_weights(spec, sw, hp):
-    return [] if has_bias_or_bn(spec) else \
-        ["no bias or batch-norm block: decay on the weights = on all"]
+    if not has_bias_or_bn(spec):
+        return ["no bias or batch-norm block: decay on the weights = on all"]
+    if spec["algorithm"]["name"] in _STEPS_SHARED and not shared_bias(spec):
+        return ["the optimizer steps the shared blocks alone and none is a "
+                "bias: decay on the weights = on all"]
+    return []
 
 
 # algorithms whose opt.decay_scope = shared | personal is not the spec's
@@ -2259,6 +2288,10 @@ def _no_split(spec):
     spec.pop("split", None)
 
 
+def _personal_b1(spec):
+    spec["split"]["personal"].append("b1")
+
+
 # the pair the "every witness lost" plant declares not yet covered when
 # _NOT_YET has none (shared_self_test)
 _WITNESS_PLANT = ("fedrecon", "opt.decay_scope", "weights")
@@ -2293,6 +2326,9 @@ def shared_self_test(text):
         # makes every vector of the value coincident, its witnesses' too
         ("every witness lost", (None, "opt.decay_scope", "weights"),
          _hyper(opt__weight_decay=0.0)),
+        # fedrecon's optimizer steps g alone: its bias b1 made personal
+        ("no bias in g under weights", ("fedrecon", "opt.decay_scope", "weights"),
+         _personal_b1),
     ]
     bad = 0
     for what, pair, change in plants:
