@@ -60,20 +60,16 @@ def settings(algorithm):
     return hp, sw
 
 
-def sgd(pr, i, x, steps, eta, move, trace, phase, t, name, bugs, opt=None,
-        rnd=None):
+def sgd(pr, i, x, steps, eta, move, trace, phase, t, name, bugs, opt=None):
     """len(steps) steps x ← x − η ∇f_i(x; b) on the entries with move = 1;
     with opt (an Optimizers), its slot-0 step of client i on those
-    entries' blocks instead; rnd: None, or the rounding of every entry
-    after each step (run: the mlp's)."""
+    entries' blocks instead."""
     for q, batch in enumerate(steps):
         g = pr.grad(i, x, batch, bugs)
         if opt is not None:
             x = opt.step(i, 0, g, x, eta, mask=move)
         else:
             x = [xp - eta * gp if m else xp for xp, gp, m in zip(x, g, move)]
-        if rnd is not None:
-            x = [rnd(xp) for xp in x]
         trace.emit("step", phase, t, i, q + 1, name, x)
     return x
 
@@ -96,10 +92,10 @@ def weight(pr, sw, support, i, update, bugs):
 
 
 def fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support, trace,
-                   bugs=NO_BUGS, opt=None, rnd=None):
+                   bugs=NO_BUGS, opt=None):
     """One round.  w: (g, l⁰); v: the clients' (g, l_i).  plan:
     [(client, reconstruction batches, update batches)] ascending.
-    mask: 1 on the local entries; rnd: sgd's.  Returns (w, v)."""
+    mask: 1 on the local entries.  Returns (w, v)."""
     P = pr.P
     last = sw["fedrecon.local_init"] == "last"
     if "init-flip" in bugs:
@@ -127,10 +123,10 @@ def fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support, trace,
         if "no-recon" not in bugs:
             x = sgd(pr, i, x, recon, eta_r, recon_move, trace, "train", t,
                     "w_recon", bugs,
-                    opt if "recon-optimizer" in bugs else None, rnd)
+                    opt if "recon-optimizer" in bugs else None)
         # req: fedrecon.alg1.l10, fedrecon.alg1.l11
         x = sgd(pr, i, x, update, eta_u, update_move, trace, "train", t,
-                "w_local", bugs, opt, rnd)
+                "w_local", bugs, opt)
         trace.emit("client_end", "train", t, i, None, "w_local", x)
         v[i] = list(x)
         trace.emit("client_end", "train", t, i, None, "v", x)
@@ -151,10 +147,9 @@ def fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support, trace,
     return w, v
 
 
-def evaluate(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS, rnd=None):
+def evaluate(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS):
     """The evaluation with reconstruction (§3): every client reconstructs l
-    on its post batches from l⁰ (given) or its kept l_i (last); rnd:
-    sgd's."""
+    on its post batches from l⁰ (given) or its kept l_i (last)."""
     # req: fedrecon.eval
     last = sw["fedrecon.local_init"] == "last"
     if "init-flip" in bugs:
@@ -167,7 +162,7 @@ def evaluate(pr, w, v, w0, mask, post, hp, sw, trace, bugs=NO_BUGS, rnd=None):
         x = [start[p] if mask[p] else w[p] for p in range(pr.P)]
         trace.emit("client_begin", "finetune", None, i, 0, "v", x)
         x = sgd(pr, i, x, steps, hp["fedrecon.eta_r"], mask, trace, "finetune",
-                None, "v", bugs, rnd=rnd)
+                None, "v", bugs)
         trace.emit("client_end", "finetune", None, i, None, "v", x)
         out.append(x)
     return out
@@ -187,7 +182,9 @@ MUTANTS = {
 
 def supported(spec):
     """The specs this module replays: fedrecon on a given schedule with a
-    linear, quadratic or regression mlp model."""
+    linear, quadratic or regression mlp model (the mlp in exact fractions
+    too: their digits multiply at every step, so its vectors stay a few
+    steps long)."""
     return (spec["algorithm"]["name"] == "fedrecon"
             and spec["model"]["kind"] in ("linear", "quadratic", "mlp")
             and spec.get("schedule", {}).get("kind") == "given")
@@ -211,19 +208,11 @@ def run(spec, bugs=NO_BUGS):
     sched = spec["schedule"]
     assert sched["kind"] == "given"
     opt = po.for_spec(spec, pr, 1, mask, bugs)
-    # the mlp (z = W2 σ(W1 x + b1) + b2): every iterate at 60 significant
-    # digits after each local step (pflref_exact_optim.r60, relative error
-    # < 1e-59 a step), as pflref_exact_fedala.py and pflref_exact_pfl.py
-    # round theirs; exact rationals would multiply their digits at every
-    # step (the model is a product of its layers).  The linear and
-    # quadratic models stay exact.
-    rnd = po.r60 if pr.kind == "mlp" else None
     w, v, trace = list(w0), [list(w0) for _ in pr.clients], Trace()
     for t, r in enumerate(sched["rounds"]):
         plan = list(zip(r["clients"], r["personal"], r["batches"]))
         w, v = fedrecon_round(pr, w, v, w0, mask, t, plan, hp, sw, support,
-                              trace, bugs, opt, rnd)
+                              trace, bugs, opt)
     if "post" in sched:
-        v = evaluate(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs,
-                     rnd)
+        v = evaluate(pr, w, v, w0, mask, sched["post"], hp, sw, trace, bugs)
     return w, v, trace

@@ -14,10 +14,9 @@ b2: g = (W1, b1), and weights decays W1 and leaves the bias b1
 undecayed, so the scope excludes a block the optimizer moves.
 
 The spec is run, as written, through pflref_exact_fedrecon.py (audit.py's
-replay), whose update steps go through golden/pflref_exact_optim.py; on
-the mlp it rounds every iterate to 60 significant digits after each local
-step (the products of the layers would otherwise multiply the digits at
-every step).  The generator asserts what makes the vector able to fail:
+replay), whose update steps go through golden/pflref_exact_optim.py, in
+exact fractions (seven local steps in a row reach denominators of about
+34,000 bits, some hundredths of a second a run).  The generator asserts what makes the vector able to fail:
 each flagged bug moves a value far outside the tolerance (check_mutants),
 every other opt.state lifetime gives another run, the scope changes the
 run (against all and against no decay: make_shared_pfl.scope_matters),
@@ -48,8 +47,7 @@ import pflref_exact_optim as po           # noqa: E402
 import pflref_golden as pg                # noqa: E402
 
 GENERATOR = ("golden/optim/make_shared_recon.py with golden/pflref_exact_"
-             "fedrecon.py and golden/pflref_exact_optim.py (exact fractions, "
-             "every mlp iterate at 60 decimal digits after each local step)")
+             "fedrecon.py and golden/pflref_exact_optim.py (exact fractions)")
 SOURCE = ("torch.optim.SGD documented update rule (momentum, coupled "
           "weight_decay) over two parameter groups (weights; biases with "
           "weight_decay = 0); docs/optimizers.md (opt.decay_scope, the slots "
@@ -85,8 +83,7 @@ POST = [[[0, 2]], [[1]]]
 
 TOL = {"atol": 1e-13, "rtol": 1e-12,
        "basis": "fp64 reference in fixed order against exact rationals of the "
-                "binary inputs, every iterate rounded to 60 decimal digits "
-                "after each local step (error < 1e-58): 3 local steps per "
+                "binary inputs: 3 local steps per "
                 "client and round, two rounds and one evaluation step, terms "
                 "below 10 in magnitude, momentum 0.71875, so the accumulated "
                 "error stays below 1e-14; every flagged bug moves "
