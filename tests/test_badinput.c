@@ -2338,6 +2338,15 @@ START_TEST(test_api_run_null)
                      PFLREF_EINVAL);
     ck_assert_str_eq(err.where, "w0");
     ck_assert_ptr_null(res);
+    /* initial parameters that are not finite (checked after the memory
+     * estimate, engine/run.c run_prepare) */
+    spec->w0[0] = NAN;
+    ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
+                                spec->schedule, spec->w0, NULL, &res, &err),
+                     PFLREF_EINVAL);
+    ck_assert_str_eq(err.where, "init");
+    ck_assert_ptr_null(res);
+    spec->w0[0] = 0.0;
     ck_assert_int_eq(pflref_run(spec->problem, spec->algorithm, &spec->hyper,
                                 spec->schedule, spec->w0, NULL, NULL, &err),
                      PFLREF_EINVAL);

@@ -503,9 +503,6 @@ static pflref_status check_arguments(const pflref_problem *problem,
         return pflref_error_set(err, PFLREF_EINVAL, "schedule.post",
                                 "%s needs a post-training phase in the "
                                 "schedule", alg->name);
-    if (!pflref_all_finite(w0, problem->model.P))
-        return pflref_error_set(err, PFLREF_EINVAL, "init",
-                                "the initial parameters are not finite");
     pflref_status st = check_required(alg, hyper, err);
     if (st == PFLREF_OK)   /* opt.*: ref/engine/optim.c */
         st = pflref_optim_check(alg, hyper, err);
@@ -609,6 +606,12 @@ static pflref_status run_prepare(const pflref_problem *problem,
     run_memory mem = run_memory_estimate(problem, alg, schedule, trace);
     if ((st = run_memory_check(&mem, problem->N, problem->model.P, err)))
         return st;
+    /* w0's entries only after the memory check: reading P numbers makes
+     * them resident (on some kernels even untouched zero pages), which a
+     * run refused for its size must not cost */
+    if (!pflref_all_finite(w0, problem->model.P))
+        return pflref_error_set(err, PFLREF_EINVAL, "init",
+                                "the initial parameters are not finite");
     st = pflref_state_alloc(s, problem, alg, hyper, schedule,
                             workspace_size(problem, schedule), w0, err);
     if (st != PFLREF_OK)
