@@ -600,15 +600,12 @@ static pflref_status run_prepare(const pflref_problem *problem,
     if ((st = check_arguments(problem, alg, hyper, schedule, w0, err)) ||
         (st = check_schedule(problem, alg, schedule, err)))
         return st;
-    /* Limits by memory: the run's estimate against the memory available,
-     * before anything is allocated, then again with the algorithm's
-     * buffers (calloc'ed, not yet touched) before init touches them. */
+    /* Limits by memory: the estimate before anything is allocated or read
+     * (reading w0's P numbers makes them resident on some kernels), then
+     * again with the algorithm's buffers before init touches them. */
     run_memory mem = run_memory_estimate(problem, alg, schedule, trace);
     if ((st = run_memory_check(&mem, problem->N, problem->model.P, err)))
         return st;
-    /* w0's entries only after the memory check: reading P numbers makes
-     * them resident (on some kernels even untouched zero pages), which a
-     * run refused for its size must not cost */
     if (!pflref_all_finite(w0, problem->model.P))
         return pflref_error_set(err, PFLREF_EINVAL, "init",
                                 "the initial parameters are not finite");
