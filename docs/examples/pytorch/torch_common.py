@@ -213,7 +213,9 @@ def flat(module):
 def load_flat(module, w):
     """Write the flat vector w into the module's parameters."""
     with torch.no_grad():
-        vector_to_parameters(torch.as_tensor(w), module.parameters())
+        # an integer w (init.w [1, -1]) in the parameters' dtype
+        vector_to_parameters(torch.as_tensor(
+            w, dtype=torch.get_default_dtype()), module.parameters())
 
 
 def clone(module):
@@ -248,7 +250,8 @@ class Client:
             self.c = torch.tensor(data["c"])
             self.n = data.get("n", 1)
             return
-        self.X = torch.tensor(data["X"])
+        # integer features (X [[1, 2]]) in the model's dtype
+        self.X = torch.tensor(data["X"], dtype=torch.get_default_dtype())
         self.y = torch.tensor(data["y"])
         self.n = len(data["y"])
         self.passes, self.taken = [], 0      # dropout masks (Problem sets)
