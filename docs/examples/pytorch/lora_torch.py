@@ -42,15 +42,20 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+import torch_common
 from torch_bn import bn_problem
 from torch_common import (BLOCKS, ClientOptimizers, Recorder, Unsupported,
                           clone, layer_blocks, main, take_optimizer)
 
-# the NAME of a bug to switch on for a negative control
-# (test_torch_candidates.py): lora-ffa-trains-a (FFA-LoRA's A trained and
-# averaged like B), hetlora-no-truncate (a client starts from the whole
-# server adapter, not cut to its rank).  Empty by default.
-BUGS = set()
+
+# Negative controls (test_torch_candidates.py sets torch_common.CONTROLS):
+# lora-ffa-trains-a (FFA-LoRA's A trained and averaged like B),
+# lora-scale-alpha (s = α, not α / r), hetlora-no-truncate (a client starts
+# from the whole server adapter, not cut to its rank), hetlora-state-kept
+# (the optimizer's buffers not cut with the adapter).
+def bug(name):
+    """True when the negative control NAME is on."""
+    return name in torch_common.CONTROLS
 
 
 class LoRA(nn.Module):
@@ -164,6 +169,8 @@ def truncate(adapters, rank):
 def truncate_state(opt, adapters, rank):
     """HetLoRA: the optimizer's buffers of the ranks ≥ rank cut with the
     adapter (a carried momentum must not move the zero padding)."""
+    if bug("hetlora-state-kept"):
+        return
     with torch.no_grad():
         for m in adapters:
             for p, rows in ((m.lora_A, True), (m.lora_B, False)):
@@ -209,6 +216,8 @@ def run(vector_raw):
         s = 1.0                                  # HetLoRA writes W₀ + B A
     else:
         s = alpha / r                            # loralib's α / r (r_max)
+    if bug("lora-scale-alpha"):
+        s = alpha
     lam = cfg.get("hetlora.lambda", 0.0)
     gamma = cfg.get("hetlora.gamma", 0.5)
     r_min = int(cfg.get("hetlora.r_min", 1))
@@ -223,7 +232,7 @@ def run(vector_raw):
     for i, c in enumerate(clients):
         c.load_q(q0)
         truncate(c.adapters, rank[i])
-    if method == "ffa" and "lora-ffa-trains-a" not in BUGS:
+    if method == "ffa" and not bug("lora-ffa-trains-a"):
         for c in clients:                        # FFA-LoRA: A fixed
             for m in c.adapters:
                 m.lora_A.requires_grad_(False)
@@ -236,7 +245,7 @@ def run(vector_raw):
             # l. 1: the server's adapter (hetlora: cut to r_i)
             if method != "personal":
                 c.load_q(server.q())
-                if method == "hetlora" and "hetlora-no-truncate" not in BUGS:
+                if method == "hetlora" and not bug("hetlora-no-truncate"):
                     truncate(c.adapters, rank[i])
             rec.record("client_begin", "q", c.q(), round=t, client=i,
                        step=0)
@@ -294,7 +303,7 @@ def run(vector_raw):
             p[i] = p[i] / Z if Z > 0 else 1.0 / len(ids)
         rec.record("note", "weights", p, round=t)
         new = sum(p[i] * clients[i].q() for i in ids)
-        if method == "ffa" and "lora-ffa-trains-a" not in BUGS:
+        if method == "ffa" and not bug("lora-ffa-trains-a"):
             # B averaged, the common A kept (not averaged copies of it)
             keep = server.q()
             at = 0

@@ -10,6 +10,8 @@
         --pflref-algorithm fedrod \
         --pflref-algorithm apple \
         --pflref-algorithm fedproto --pflref-algorithm fedala \
+        --pflref-algorithm fedpac --pflref-algorithm lora \
+        --pflref-algorithm pfedhn \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -49,6 +51,8 @@ import fedrod_torch
 import apple_torch
 import fedala_torch
 import fedpac_torch
+import lora_torch
+import pfedhn_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -67,6 +71,8 @@ CANDIDATES = {
     "apple": apple_torch.run,
     "fedala": fedala_torch.run,
     "fedpac": fedpac_torch.run,
+    "lora": lora_torch.run,
+    "pfedhn": pfedhn_torch.run,
 }
 
 
@@ -161,6 +167,28 @@ NEGATIVE = [
     ("apple/worked-pfllib-run.json", "apple.peers=snapshot"),
     ("apple/worked-pfllib-run-partial.json", "apple.upload=core"),
     ("fedavg/worked-generated-m.json", "sched-seed-once"),
+    # LoRA's and pFedHN's own state (lora_torch.py, pfedhn_torch.py): a
+    # one-line break of the method, then their optimizers, switches and
+    # presets (KEY=VALUE: a switch set back in the spec)
+    ("lora/worked-hand-ffa.json", "lora-ffa-trains-a"),
+    ("lora/worked-mlp-fedavg.json", "lora-scale-alpha"),
+    ("lora/worked-mlp-hetlora.json", "hetlora-no-truncate"),
+    ("lora/worked-layers-mlp-sgd-server.json", "hetlora-state-kept"),
+    ("lora/worked-layers-mlp-sgd-server.json", "opt-state-reset"),
+    ("lora/worked-layers-mlp-sgd-server.json", "opt-no-nesterov"),
+    ("lora/worked-layers-mlp-adam.json", "opt-state-reset"),
+    ("optim/lora-adamw-clip-client.json", "opt-no-clip"),
+    ("lora/worked-mlp-ffa-uniform.json", "lora.weights=samples"),
+    ("lora/worked-mlp-hetlora-samples.json", "hetlora.weights=sparsity"),
+    ("pfedhn/worked-linear-bias.json", "pfedhn-embed-frozen"),
+    ("pfedhn/worked-linear-bias.json", "pfedhn-embed-alpha"),
+    ("pfedhn/worked-linear-official.json", "pfedhn-outer-reset"),
+    ("pfedhn/worked-linear-official.json", "pfedhn.clip=off"),
+    ("pfedhn/worked-linear-official.json", "pfedhn.inner_opt=sgd"),
+    ("pfedhn/worked-notes-6-4-official.json", "pfedhn.outer_opt=sgd"),
+    ("optim/pfedhn-momentum-client.json", "opt-state-reset"),
+    ("optim/pfedhn-adam-shared-client.json", "opt-decay-all"),
+    ("optim/pfedhn-nesterov-clip-server.json", "opt-no-clip"),
 ]
 
 
