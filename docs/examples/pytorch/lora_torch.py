@@ -109,7 +109,7 @@ def target_names(prob, net):
     return out
 
 
-class Client:
+class ClientModel:
     """One client's copy of the model: the frozen base (its own
     batchnorm statistics) with LoRA parametrizations on the targets;
     `adapters` holds them (the parameters its optimizer steps), `layout`
@@ -184,8 +184,9 @@ def truncate_state(opt, adapters, rank):
 
 
 def tail(adapters, cut, rank):
-    """Σ over the targets of (‖B_t‖_F ‖A_t‖_F)², the tail ranks cut …
-    rank − 1 (with autograd: the regulariser's terms, per target)."""
+    """Per target ‖B_t‖_F ‖A_t‖_F over the tail ranks cut … rank − 1,
+    with autograd: the regulariser's terms; the pruning test sums their
+    squares."""
     return [torch.linalg.vector_norm(m.lora_B[:, cut:rank])
             * torch.linalg.vector_norm(m.lora_A[cut:rank]) for m in adapters]
 
@@ -224,10 +225,11 @@ def run(vector_raw):
     init = prob.spec["init"]
     targets = target_names(prob, prob.global_model)
     N = len(prob.clients)
-    server = Client(prob.global_model, targets, r, s)
+    server = ClientModel(prob.global_model, targets, r, s)
     q0 = torch.tensor(init["lora"])
     server.load_q(q0)
-    clients = [Client(prob.global_model, targets, r, s) for _ in range(N)]
+    clients = [ClientModel(prob.global_model, targets, r, s)
+               for _ in range(N)]
     rank = [int(x) for x in init.get("lora_ranks", [r] * N)]
     for i, c in enumerate(clients):
         c.load_q(q0)
