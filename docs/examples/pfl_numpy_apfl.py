@@ -53,9 +53,10 @@ Switches (notes §6(f)):
                             w_i's on ∇f_i(w_i), v_i's on α_i ∇f_i(v̄) (the
                             v step's whole gradient in v_i), or on ∇f_i(v_i)
                             under pfllib; the α steps read what they read
-                            without one (the iterates the optimizers left;
-                            pfllib: the gradients as clipped under opt.clip
-                            = norm, the p.grad alpha_update reads).
+                            without one (the iterates the optimizers left,
+                            the unclipped gradients; pfllib with opt.clip =
+                            norm is refused: whether alpha_update's p.grad
+                            is the clipped one, no vector settles).
                             opt.state: both new for each client update
                             (reset), client i's own pair (client), one
                             pair carried from client to client (server)
@@ -143,17 +144,6 @@ def loss_slope(data, z, batch):
     return data.s * (z - y[:, None])
 
 
-def clipped(opt, d):
-    """d as the optimizer opt's step leaves p.grad: clip_grad_norm_ over
-    the moving entries (not batchnorm's statistics) under opt.clip = norm,
-    else d itself."""
-    if opt is None or opt.cfg["opt.clip"] != "norm":
-        return d
-    d = np.where(opt.buffer, 0.0, d)
-    coef = opt.cfg["opt.clip_norm"] / (np.sqrt(np.sum(d * d)) + 1e-6)
-    return d * coef if coef < 1.0 else d
-
-
 def run(spec, clients, w0, log, bug):
     hp = spec["algorithm"].get("hyperparameters", {})
     sw = dict(DEFAULTS)
@@ -183,6 +173,10 @@ def run(spec, clients, w0, log, bug):
     lr_cfg = dict(sw, **hp)                # lr.schedule, lr.gamma, lr.count
     trained = [0] * len(clients)           # trainings of each client so far
     opts = _host().pfl_numpy_optim.for_run(spec)   # opt.*: None for SGD
+    if pfllib and opts is not None and opts.cfg["opt.clip"] == "norm":
+        raise _host().Unsupported("apfl.variant = pfllib with opt.clip = "
+                                  "norm (which gradients alpha_update reads "
+                                  "after clipping: no vector settles it)")
 
     def step(opt, x, d, lr):
         """x after one step on d at lr: the optimizer's, or x − lr d."""
@@ -231,7 +225,6 @@ def run(spec, clients, w0, log, bug):
                     g_v = clients[k].grad(v[k], batch)
                     v[k] = _host().track(clients[k],
                                          step(opt_v, v[k], g_v, eta_k))
-                    g_own, g_v = clipped(opt_w, g_own), clipped(opt_v, g_v)
                     w_k = w_next
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
