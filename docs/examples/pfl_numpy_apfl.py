@@ -45,6 +45,21 @@ Switches (notes §6(f)):
                             and α with η_α c, or with η_α itself under
                             apfl.alpha_lr = constant (PFLlib's alpha_update
                             reads the undecayed learning rate)
+  opt.*                     a client optimizer (pfl_numpy_optim) per
+                            model, as PFLlib's clientapfl.py holds
+                            optimizer (w_i, slot 0) and optimizer_per (v_i,
+                            slot 1): each steps on its model's d in place
+                            of x ← x − η d at the same η (lr.* included):
+                            w_i's on ∇f_i(w_i), v_i's on α_i ∇f_i(v̄) (the
+                            v step's whole gradient in v_i), or on ∇f_i(v_i)
+                            under pfllib; the α steps read what they read
+                            without one (the iterates the optimizers left,
+                            the unclipped gradients; pfllib with opt.clip =
+                            norm is refused: whether alpha_update's p.grad
+                            is the clipped one, no vector settles).
+                            opt.state: both new for each client update
+                            (reset), client i's own pair (client), one
+                            pair carried from client to client (server)
   preset pfllib             apfl.variant = pfllib, apfl.weights = samples,
                             apfl.alpha = adaptive, lr.count = trainings,
                             apfl.alpha_lr = constant, bn.aggregate =
@@ -157,6 +172,15 @@ def run(spec, clients, w0, log, bug):
         mine = [w0.copy() for _ in clients]
     lr_cfg = dict(sw, **hp)                # lr.schedule, lr.gamma, lr.count
     trained = [0] * len(clients)           # trainings of each client so far
+    opts = _host().pfl_numpy_optim.for_run(spec)   # opt.*: None for SGD
+    if pfllib and opts is not None and opts.cfg["opt.clip"] == "norm":
+        raise _host().Unsupported("apfl.variant = pfllib with opt.clip = "
+                                  "norm (which gradients alpha_update reads "
+                                  "after clipping: no vector settles it)")
+
+    def step(opt, x, d, lr):
+        """x after one step on d at lr: the optimizer's, or x − lr d."""
+        return x - lr * d if opt is None else opt.step(x, d, lr)
 
     def mixture_grads(k, vk, wk, a, batch):
         """(g_v, g_w, dα): the mixture loss's gradients in v, in w (both
@@ -188,15 +212,19 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
+            # optimizer (w_i's) and optimizer_per (v_i's), by opt.state
+            opt_w = opts and opts.begin(0, k)
+            opt_v = opts and opts.begin(1, k)
             for s, batch in enumerate(plan[k], start=1):
                 a = alpha[k]
                 g_own = clients[k].grad(w_k, batch)
-                w_next = w_k - eta_k * g_own
+                w_next = step(opt_w, w_k, g_own, eta_k)
                 if pfllib:
                     # each model's pass moves its own running statistics
                     w_next = _host().track(clients[k], w_next)
                     g_v = clients[k].grad(v[k], batch)
-                    v[k] = _host().track(clients[k], v[k] - eta_k * g_v)
+                    v[k] = _host().track(clients[k],
+                                         step(opt_v, v[k], g_v, eta_k))
                     w_k = w_next
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
@@ -211,7 +239,10 @@ def run(spec, clients, w0, log, bug):
                 w_mix = w_next if after_w_step else w_k
                 g_v, g_w, d_alpha = mixture_grads(k, v[k], w_mix, a, batch)
                 scale = 1.0 if bug == "apfl-v-no-alpha" else a
-                v_next = v[k] - eta_k * scale * g_v
+                if opt_v is None:
+                    v_next = v[k] - eta_k * scale * g_v
+                else:                      # the optimizer on d = α_i ∇f_i(v̄)
+                    v_next = opt_v.step(v[k], scale * g_v, eta_k)
                 log("step", "train", "w_local", w_next, round=t, client=k,
                     step=s)
                 log("step", "train", "v", v_next, round=t, client=k, step=s)

@@ -3,7 +3,14 @@
 spec notes §5.2, not from pflref's C code.
 
   global model   FedAvg over the schedule's rounds (pfl_numpy.fedavg_rounds)
-  local model    h_i: from w0, one plain SGD step of size eta per post batch
+  local model    h_i: from w0, one plain SGD step of size eta per post batch;
+                 with a client optimizer (opt.*, pfl_numpy_optim) its step
+                 on the batch gradient instead, the local training's own
+                 optimizer (slot 1; the FedAvg rounds step with slot 0's):
+                 a new one per client under opt.state = reset, client i's
+                 own under client, one carried from client to client under
+                 server; always at the undecayed eta (lr.* decays the
+                 rounds' steps only)
   mixing weight  interp.alpha = fixed: alpha for every client;
                  per_client_grid: alpha_j = j/G, j = 0..G, the mixture
                  alpha_j h_i + (1 - alpha_j) w scored by its mean loss on the
@@ -73,6 +80,7 @@ def run(spec, clients, w0, log, bug):
                                "layer-list clients")
 
     w = base.fedavg_rounds(spec, clients, w0, log)      # the global model
+    opts = base.pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
 
     def mix(a, h):
         if bug == "interp-alpha-swapped":
@@ -85,7 +93,8 @@ def run(spec, clients, w0, log, bug):
         log("client_begin", "interp", "h", h, client=i, step=0)
         h = base.local_sgd(h, clients[i], batches, eta,
                            lambda s, x: log("step", "interp", "h", x,
-                                            client=i, step=s))
+                                            client=i, step=s),
+                           opt=opts and opts.begin(1, i))
         log("client_end", "interp", "h", h, client=i)
         if mode == "fixed":
             alpha = hp["alpha"]

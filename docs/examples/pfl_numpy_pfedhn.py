@@ -19,6 +19,13 @@ weight_decay) every round; pfedhn.outer_opt = sgd_momentum_wd, one
 SGD(momentum, weight_decay) over W_h, b_h and the whole embedding table
 (the embeddings at lr α_v), kept across rounds; pfedhn.clip = norm,
 clip_grad_norm_ of the local gradient and of the hypernetwork's.
+
+A client optimizer (opt.*, pfl_numpy_optim) takes lines 6-8's steps in
+place of θ̃ ← θ̃ − η ∇L_i: one optimizer over θ̃'s blocks (a new one each
+round under opt.state = reset, client i's own, kept between the rounds
+that sample it, under client, one carried across every round under
+server), at η; the server's step is unchanged.  It cannot be combined with
+pfedhn.inner_opt or pfedhn.clip (both would set the local steps' rule).
 """
 import importlib
 import sys
@@ -104,6 +111,10 @@ def run(spec, clients, w0, log, bug):
     outer = sw.get("pfedhn.outer_opt", "sgd") == "sgd_momentum_wd"
     clip = sw.get("pfedhn.clip", "off") == "norm"
     c = hp.get("pfedhn.clip_norm", 50.0)
+    opts = base.pfl_numpy_optim.for_run(spec)     # opt.*: None for plain SGD
+    if opts is not None and (inner or clip):
+        raise base.Unsupported("opt.* together with pfedhn.inner_opt or "
+                               "pfedhn.clip")
     B_W = B_b = B_V = None
     W = np.array(hn["W"], dtype=float)                  # P x e
     b = np.array(hn["b"], dtype=float) if bias else np.zeros(W.shape[0])
@@ -132,7 +143,8 @@ def run(spec, clients, w0, log, bug):
             tilde = base.local_sgd(
                 theta.copy(), clients[i], rnd["batches"][0], eta,
                 lambda s, v, i=i, t=t: log("step", "train", "theta", v,
-                                           round=t, client=i, step=s))
+                                           round=t, client=i, step=s),
+                opt=opts and opts.begin(0, i))
         log("client_end", "train", "theta", tilde, round=t, client=i)
         trained[i] = tilde
         delta = tilde - theta

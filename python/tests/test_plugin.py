@@ -227,14 +227,6 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
     "apple/worked/pfllib-run-partial":
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    "optim/apfl/momentum-server":
-        OPT_ONLY_SOME,
-    "optim/apfl/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/apfl/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/apfl/classical-client-decay":
-        OPT_ONLY_SOME,
     "optim/cfl/momentum-client":
         OPT_ONLY_SOME,
     "optim/cfl/adamw-client":
@@ -285,24 +277,6 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/ifca/nesterov-clip-server":
         OPT_ONLY_SOME,
-    "optim/interp/adamw-client":
-        OPT_ONLY_SOME,
-    "optim/interp/nesterov-clip-step-server-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/interp/adam-personal-client-decay-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/interp/classical-shared-server-decay-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/pfedhn/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/pfedhn/adamw-client":
-        OPT_ONLY_SOME,
-    "optim/pfedhn/nesterov-clip-server":
-        OPT_ONLY_SOME,
-    "optim/apfl/adam-personal-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/apfl/momentum-shared-server-bn-biased":
-        OPT_ONLY_SOME,
     "optim/cfl/adam-personal-client-decay-bn-frozen":
         OPT_ONLY_SOME,
     "optim/cfl/classical-shared-server-step-bn-biased":
@@ -330,10 +304,6 @@ NUMPY_UNSUPPORTED = {
     # the exact variant's Hessian-vector product through a batch-norm layer
     "optim/perfedavg/exact-bn-biased":
         "pfl_numpy_perfedavg.py has no Hessian-vector product through batchnorm1d",
-    "optim/pfedhn/adam-shared-client":
-        OPT_ONLY_SOME,
-    "optim/pfedhn/momentum-personal-server":
-        OPT_ONLY_SOME,
 }
 
 
