@@ -9,7 +9,7 @@ mixing weight α_i; per scheduled batch, with the values before the step on
 every right-hand side:
 
   w step   loss(w_i).backward(); optimizer.step()     w_i ← w_i − η ∇f_i(w_i)
-  mixture  v̄ = α v_i + (1 − α) w_i, evaluated by torch.func.functional_call
+  mixture  v̄ = α v_i + (1 − α) w_i, evaluated by functional_call (torch.nn.utils.stateless)
            of v_i's module on the mixed parameters (apfl.mix = parameter),
            or ŷ(x) = α v_i(x) + (1 − α) w_i(x) (output, FedTorch); w_i the
            copy before its step, or after it (apfl.mix_uses_w = new); α a
@@ -40,7 +40,8 @@ buffers client i's copy last left, the end mixture keeps v_i's, the server
 the first uploader's.  Records: docs/validate.md, "apfl".
 
 Negative control (test_torch_candidates.py, through
-torch_common.CONTROLS): apfl-alpha-no-clip leaves α unprojected.
+torch_common.CONTROLS): apfl-alpha-no-clip leaves α unprojected;
+apfl-pfllib-no-overwrite leaves out PFLlib's end mixture of v_i.
 
 usage: apfl_torch.py VECTOR.json -o RESULT.json
 """
@@ -242,7 +243,8 @@ def run(vector_raw):
             optimizers.keep(0, k, opt_w)
             optimizers.keep(1, k, opt_v)
             a = alpha[k]
-            if pfllib:                     # v ← (1 − α) w + α v
+            if pfllib and "apfl-pfllib-no-overwrite" not in \
+                    torch_common.CONTROLS:     # v ← (1 − α) w + α v
                 if keep:
                     with torch.no_grad():
                         for pv, pw in zip(v_k.parameters(),

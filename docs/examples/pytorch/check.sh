@@ -6,12 +6,13 @@
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the candidates run on every golden vector of fedavg, pfedme,
 #      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp,
-#      fedproto, fedrod, apple, fedala and fedpac (batch normalisation in
-#      every one of them but fedrecon, which has no such vector:
-#      torch_bn.py), and `pflref check`
+#      fedproto, fedrod, apple, fedala, fedpac, apfl, perfedavg and pflego
+#      (batch normalisation in every one of them but fedrecon and pflego,
+#      which have no such vector: torch_bn.py), and `pflref check`
 #      passes them all (--min-vectors:
-#      as many as were run, and at least MIN_RUN = 266, the vectors of
-#      30 November, none skipped since MOON's and FedPAC's candidates step
+#      as many as were run, and at least MIN_RUN = 337, the vectors of
+#      30 November with APFL's, Per-FedAvg's and PFLEGO's 71, none
+#      skipped since MOON's and FedPAC's candidates step
 #      through torch_common.ClientOptimizers too; a vector a
 #      candidate skips is listed with why); each optimizer, learning-rate
 #      and schedule setting's negative control fails its vector
@@ -50,8 +51,8 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac"
-MIN_RUN=266     # the vectors the candidates ran on 30 November (6 skipped, by reason)
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac apfl perfedavg pflego"
+MIN_RUN=337     # the vectors the candidates ran on 30 November (6 skipped, by reason), with apfl's, perfedavg's and pflego's 71
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

@@ -10,6 +10,8 @@
         --pflref-algorithm fedrod \
         --pflref-algorithm apple \
         --pflref-algorithm fedproto --pflref-algorithm fedala \
+        --pflref-algorithm apfl --pflref-algorithm perfedavg \
+        --pflref-algorithm pflego \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -49,6 +51,9 @@ import fedrod_torch
 import apple_torch
 import fedala_torch
 import fedpac_torch
+import apfl_torch
+import perfedavg_torch
+import pflego_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -67,6 +72,9 @@ CANDIDATES = {
     "apple": apple_torch.run,
     "fedala": fedala_torch.run,
     "fedpac": fedpac_torch.run,
+    "apfl": apfl_torch.run,
+    "perfedavg": perfedavg_torch.run,
+    "pflego": pflego_torch.run,
 }
 
 
@@ -161,6 +169,26 @@ NEGATIVE = [
     ("apple/worked-pfllib-run.json", "apple.peers=snapshot"),
     ("apple/worked-pfllib-run-partial.json", "apple.upload=core"),
     ("fedavg/worked-generated-m.json", "sched-seed-once"),
+    # APFL's, Per-FedAvg's and PFLEGO's own state (a one-line break in
+    # apfl_torch.py, perfedavg_torch.py, pflego_torch.py) and their
+    # optimizers (APFL's two slots, Per-FedAvg's meta step, PFLEGO's head)
+    ("apfl/worked-linear-minibatch-adaptive.json", "apfl-alpha-no-clip"),
+    ("apfl/worked-linear-pfllib.json", "apfl-pfllib-no-overwrite"),
+    ("optim/apfl-adamw-client-decay.json", "opt-one-slot"),
+    ("optim/apfl-momentum-server.json", "opt-state-reset"),
+    ("optim/apfl-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("apfl/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("perfedavg/worked-notes-4g-exact.json", "perfedavg-no-restore"),
+    ("perfedavg/worked-mlp-identity-hf.json", "perfedavg-no-restore"),
+    ("optim/perfedavg-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/perfedavg-adamw-personal-client.json", "opt-decay-all"),
+    ("perfedavg/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("perfedavg/worked-linear-pfllib-momentum-reset.json", "opt-no-momentum"),
+    ("pflego/worked-notes-b-seed.json", "pflego-no-ip-factor"),
+    ("optim/pflego-adam-server.json", "pflego-no-ip-factor"),
+    ("optim/pflego-classical-exponential-client.json", "opt-torch-momentum"),
+    ("optim/pflego-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("pflego/worked-sgd-momentum-decay-client.json", "opt-state-reset"),
 ]
 
 
