@@ -42,8 +42,8 @@ from torch import nn
 
 import torch_common
 from torch_common import (ClientOptimizers, Problem, Recorder, Unsupported,
-                          flat, load_flat, lr_factor, main, plan,
-                          spell_preset, take_optimizer)
+                          flat, is_personal, load_flat, lr_factor, main,
+                          plan, spell_preset, take_optimizer)
 
 DEFAULTS = {"pflego.head_step": "seed", "pflego.theta_weights": "global",
             "pflego.server": "sgd"}
@@ -75,11 +75,10 @@ def run(vector_raw):
             isinstance(m, torch_common.MaskedDropout) for m in net.modules()):
         raise Unsupported("pflego needs a layer list ending in dense, "
                           "without dropout")
-    if cfg["split"] != ["head"] and not (
-            model["kind"] == "layers"
-            and len(cfg["split"]) == 1
-            and cfg["split"][0] == str(model["layers"][-1].get(
-                "name", len(model["layers"]) - 1))):
+    last = {id(p) for p in net[-1].parameters()}
+    if not cfg["split"] or any(
+            is_personal(model, name, cfg["split"]) != (id(p) in last)
+            for name, p in net.named_parameters()):
         raise Unsupported("pflego with a split other than the head: %r"
                           % cfg["split"])
     for key, ok in (("pflego.server", ("sgd", "adam")),
