@@ -130,6 +130,10 @@ def run(vector_raw):
                     ("bn.aggregate", ("average", "parameters_only"))):
         if cfg[key] not in ok:
             raise Unsupported("%s %r" % (key, cfg[key]))
+    unknown = sorted(k for k in cfg if k.startswith("apfl.")
+                     and k not in DEFAULTS)
+    if unknown:                  # a switch this example does not know
+        raise Unsupported(", ".join(unknown))
     pfllib = cfg["apfl.variant"] == "pfllib"
     adaptive = cfg["apfl.alpha"] == "adaptive"
     fedtorch = cfg["apfl.alpha_rule"] == "fedtorch"

@@ -87,6 +87,10 @@ def run(vector_raw):
                                               "sampled_normalised"))):
         if cfg[key] not in ok:
             raise Unsupported("%s %r" % (key, cfg[key]))
+    unknown = sorted(k for k in cfg if k.startswith("pflego.")
+                     and k not in DEFAULTS and k != "pflego.beta")
+    if unknown:                  # a switch this example does not know
+        raise Unsupported(", ".join(unknown))
     body, head = net[:-1], net[-1]
     I = len(prob.clients)
     n = prob.n
