@@ -9,8 +9,9 @@ mixing weight α_i; per scheduled batch, with the values before the step on
 every right-hand side:
 
   w step   loss(w_i).backward(); optimizer.step()     w_i ← w_i − η ∇f_i(w_i)
-  mixture  v̄ = α v_i + (1 − α) w_i, evaluated by functional_call (torch.nn.utils.stateless)
-           of v_i's module on the mixed parameters (apfl.mix = parameter),
+  mixture  v̄ = α v_i + (1 − α) w_i, evaluated by functional_call
+           (torch.nn.utils.stateless; torch.func's in torch 2) of v_i's
+           module on the mixed parameters (apfl.mix = parameter),
            or ŷ(x) = α v_i(x) + (1 − α) w_i(x) (output, FedTorch); w_i the
            copy before its step, or after it (apfl.mix_uses_w = new); α a
            tensor with requires_grad, so one backward of the mixture loss
