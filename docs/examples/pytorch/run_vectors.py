@@ -6,7 +6,7 @@ usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
-fedala, fedpac, lora and pfedhn; prints
+fedala, fedpac, lora, pfedhn, apfl, perfedavg and pflego; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -34,6 +34,9 @@ import fedala_torch
 import fedpac_torch
 import lora_torch
 import pfedhn_torch
+import apfl_torch
+import perfedavg_torch
+import pflego_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -48,7 +51,10 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedala": fedala_torch.run,
               "fedpac": fedpac_torch.run,
               "lora": lora_torch.run,
-              "pfedhn": pfedhn_torch.run}
+              "pfedhn": pfedhn_torch.run,
+              "apfl": apfl_torch.run,
+              "perfedavg": perfedavg_torch.run,
+              "pflego": pflego_torch.run}
 
 
 def golden_vectors(root):

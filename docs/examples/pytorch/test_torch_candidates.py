@@ -12,6 +12,8 @@
         --pflref-algorithm fedproto --pflref-algorithm fedala \
         --pflref-algorithm fedpac --pflref-algorithm lora \
         --pflref-algorithm pfedhn \
+        --pflref-algorithm apfl --pflref-algorithm perfedavg \
+        --pflref-algorithm pflego \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -53,6 +55,9 @@ import fedala_torch
 import fedpac_torch
 import lora_torch
 import pfedhn_torch
+import apfl_torch
+import perfedavg_torch
+import pflego_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -73,6 +78,9 @@ CANDIDATES = {
     "fedpac": fedpac_torch.run,
     "lora": lora_torch.run,
     "pfedhn": pfedhn_torch.run,
+    "apfl": apfl_torch.run,
+    "perfedavg": perfedavg_torch.run,
+    "pflego": pflego_torch.run,
 }
 
 
@@ -189,6 +197,26 @@ NEGATIVE = [
     ("optim/pfedhn-momentum-client.json", "opt-state-reset"),
     ("optim/pfedhn-adam-shared-client.json", "opt-decay-all"),
     ("optim/pfedhn-nesterov-clip-server.json", "opt-no-clip"),
+    # APFL's, Per-FedAvg's and PFLEGO's own state (a one-line break in
+    # apfl_torch.py, perfedavg_torch.py, pflego_torch.py) and their
+    # optimizers (APFL's two slots, Per-FedAvg's meta step, PFLEGO's head)
+    ("apfl/worked-linear-minibatch-adaptive.json", "apfl-alpha-no-clip"),
+    ("apfl/worked-linear-pfllib.json", "apfl-pfllib-no-overwrite"),
+    ("optim/apfl-adamw-client-decay.json", "opt-one-slot"),
+    ("optim/apfl-momentum-server.json", "opt-state-reset"),
+    ("optim/apfl-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("apfl/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("perfedavg/worked-notes-4g-exact.json", "perfedavg-no-restore"),
+    ("perfedavg/worked-mlp-identity-hf.json", "perfedavg-no-restore"),
+    ("optim/perfedavg-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/perfedavg-adamw-personal-client.json", "opt-decay-all"),
+    ("perfedavg/worked-linear-pfllib-decay.json", "lr-count-rounds"),
+    ("perfedavg/worked-linear-pfllib-momentum-reset.json", "opt-no-momentum"),
+    ("pflego/worked-notes-b-seed.json", "pflego-no-ip-factor"),
+    ("optim/pflego-adam-server.json", "pflego-no-ip-factor"),
+    ("optim/pflego-classical-exponential-client.json", "opt-torch-momentum"),
+    ("optim/pflego-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("pflego/worked-sgd-momentum-decay-client.json", "opt-state-reset"),
 ]
 
 
