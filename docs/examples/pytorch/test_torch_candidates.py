@@ -49,6 +49,7 @@ import fedrod_torch
 import apple_torch
 import fedala_torch
 import fedpac_torch
+import fedsim_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -67,6 +68,7 @@ CANDIDATES = {
     "apple": apple_torch.run,
     "fedala": fedala_torch.run,
     "fedpac": fedpac_torch.run,
+    "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
 }
 
 
@@ -161,6 +163,11 @@ NEGATIVE = [
     ("apple/worked-pfllib-run.json", "apple.peers=snapshot"),
     ("apple/worked-pfllib-run-partial.json", "apple.upload=core"),
     ("fedavg/worked-generated-m.json", "sched-seed-once"),
+    # the algorithms' own state: one line of each broken
+    ("fedsim/worked-notes-a-stateful.json", "fedsim-sequential"),
+    ("optim/fedsim-adamw-client-decay.json", "fedsim-sequential"),
+    ("optim/fedsim-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/fedsim-decay-weights-groups.json", "opt-decay-all"),
 ]
 
 

@@ -588,13 +588,17 @@ class ClientOptimizer:
         AdamW; λ_B per parameter group (opt.decay_scope: the no-decay
         group of common training code)."""
 
-    def __init__(self, ocfg, net, lr, personal=None):
+    def __init__(self, ocfg, net, lr, personal=None, lr_personal=None):
         self.ocfg = ocfg
         lam = 0.0 if "opt-no-decay" in CONTROLS else ocfg["opt.weight_decay"]
         scope = ocfg["opt.decay_scope"]
         if "opt-decay-all" in CONTROLS:
             scope = "all"
         on, off = [], []
+        # lr_personal: the personal blocks (personal(name)) in groups of
+        # their own at that step size (FedSim's one optimizer with two
+        # parameter groups, docs/optimizers.md)
+        on_v, off_v = [], []
         for name, p in net.named_parameters():
             if scope == "weights":
                 decays = not is_bias_or_bn(net, name)
@@ -607,9 +611,15 @@ class ClientOptimizer:
                 decays = True
             else:
                 raise Unsupported("opt.decay_scope %r" % scope)
-            (on if decays else off).append(p)
+            if lr_personal is not None and personal(name):
+                (on_v if decays else off_v).append(p)
+            else:
+                (on if decays else off).append(p)
         groups = [{"params": ps, "weight_decay": w}
                   for ps, w in ((on, lam), (off, 0.0)) if ps]
+        groups += [{"params": ps, "weight_decay": w, "lr": lr_personal,
+                    "pflref_personal": True}
+                   for ps, w in ((on_v, lam), (off_v, 0.0)) if ps]
         method = ocfg["opt.method"]
         self.decoupled = method == "sgd" and \
             ocfg["opt.weight_decay_form"] == "decoupled" and \
@@ -639,10 +649,11 @@ class ClientOptimizer:
                                        nesterov=ocfg["opt.nesterov"] == "on"
                                        and "opt-no-nesterov" not in CONTROLS)
 
-    def set_lr(self, lr):
-        """This round's η (a scheduler's param_group['lr'] = ...)."""
+    def set_lr(self, lr, lr_personal=None):
+        """This round's η (a scheduler's param_group['lr'] = ...); the
+        personal groups' lr_personal when the optimizer has them."""
         for g in self.opt.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr_personal if g.get("pflref_personal") else lr
 
     def zero_grad(self):
         self.opt.zero_grad(set_to_none=True)
@@ -693,14 +704,15 @@ class ClientOptimizers:
             slot = 0
         return (slot, i if life == "client" else "server")
 
-    def get(self, slot, i, net, lr, personal=None):
+    def get(self, slot, i, net, lr, personal=None, lr_personal=None):
         """Client i's optimizer `slot` over net's parameters at step size
-        lr; personal(name): the split's test, for opt.decay_scope."""
-        opt = ClientOptimizer(self.ocfg, net, lr, personal)
+        lr; personal(name): the split's test, for opt.decay_scope (and,
+        with lr_personal, the personal blocks' groups at that step size)."""
+        opt = ClientOptimizer(self.ocfg, net, lr, personal, lr_personal)
         key = self.key(slot, i)
         if key in self.saved:
             opt.opt.load_state_dict(self.saved[key])
-            opt.set_lr(lr)
+            opt.set_lr(lr, lr_personal)
         return opt
 
     def keep(self, slot, i, opt):
