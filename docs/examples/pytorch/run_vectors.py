@@ -6,7 +6,7 @@ usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
-fedala, fedpac and fedsim; prints
+fedala, fedpac, fedsim and cfl; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -30,6 +30,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import cfl_torch
 import fedala_torch
 import fedpac_torch
 import fedsim_torch
@@ -46,7 +47,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "apple": apple_torch.run,
               "fedala": fedala_torch.run,
               "fedpac": fedpac_torch.run,
-              "fedsim": fedsim_torch.run}
+              "fedsim": fedsim_torch.run,
+              "cfl": cfl_torch.run}
 
 
 def golden_vectors(root):

@@ -47,6 +47,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import cfl_torch
 import fedala_torch
 import fedpac_torch
 import fedsim_torch
@@ -69,6 +70,7 @@ CANDIDATES = {
     "fedala": fedala_torch.run,
     "fedpac": fedpac_torch.run,
     "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
+    "cfl": cfl_torch.run,
 }
 
 
@@ -168,6 +170,10 @@ NEGATIVE = [
     ("optim/fedsim-adamw-client-decay.json", "fedsim-sequential"),
     ("optim/fedsim-nesterov-clip-step-server.json", "opt-no-clip"),
     ("optim/fedsim-decay-weights-groups.json", "opt-decay-all"),
+    ("cfl/worked-seed003.json", "cfl-parent-update"),
+    ("layers/cfl-mlp-dropout-split.json", "cfl-parent-update"),
+    ("optim/cfl-nesterov-clip-server.json", "opt-no-clip"),
+    ("optim/cfl-momentum-client.json", "opt-state-reset"),
 ]
 
 

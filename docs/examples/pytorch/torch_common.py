@@ -248,7 +248,9 @@ class Client:
             self.c = torch.tensor(data["c"])
             self.n = data.get("n", 1)
             return
-        self.X = torch.tensor(data["X"])
+        # integer features in the JSON (X = [[1, 0], ...]) as the model's
+        # floats, not a LongTensor nn.Linear cannot multiply
+        self.X = torch.tensor(data["X"], dtype=torch.get_default_dtype())
         self.y = torch.tensor(data["y"])
         self.n = len(data["y"])
         self.passes, self.taken = [], 0      # dropout masks (Problem sets)
