@@ -6,7 +6,7 @@ usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
-fedala, fedpac, fedsim and cfl; prints
+fedala, fedpac, fedsim, cfl and ifca; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -34,6 +34,7 @@ import cfl_torch
 import fedala_torch
 import fedpac_torch
 import fedsim_torch
+import ifca_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -48,7 +49,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedala": fedala_torch.run,
               "fedpac": fedpac_torch.run,
               "fedsim": fedsim_torch.run,
-              "cfl": cfl_torch.run}
+              "cfl": cfl_torch.run,
+              "ifca": ifca_torch.run}
 
 
 def golden_vectors(root):

@@ -51,6 +51,7 @@ import cfl_torch
 import fedala_torch
 import fedpac_torch
 import fedsim_torch
+import ifca_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -71,6 +72,7 @@ CANDIDATES = {
     "fedpac": fedpac_torch.run,
     "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
     "cfl": cfl_torch.run,
+    "ifca": ifca_torch.run,
 }
 
 
@@ -174,6 +176,13 @@ NEGATIVE = [
     ("layers/cfl-mlp-dropout-split.json", "cfl-parent-update"),
     ("optim/cfl-nesterov-clip-server.json", "opt-no-clip"),
     ("optim/cfl-momentum-client.json", "opt-state-reset"),
+    ("ifca/worked-notes-2.3-gradient.json", "ifca-cluster-divisor"),
+    ("ifca/worked-spread-gradient.json", "ifca-cluster-divisor"),
+    ("optim/ifca-momentum-client.json", "opt-state-reset"),
+    ("layers/ifca-bn1d-mlp-model-given-models.json",
+     "ifca-estimate-in-place"),
+    ("optim/ifca-classical-shared-server-step-bn-biased.json",
+     "opt-torch-momentum"),
 ]
 
 
