@@ -6,7 +6,7 @@ usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
-fedala, fedpac, fedsim, cfl and ifca; prints
+fedala, fedpac, fedsim, cfl, ifca and fedfomo; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -19,6 +19,7 @@ import sys
 
 import ditto_torch
 import fedavg_torch
+import fedfomo_torch
 import feddyn_torch
 import fedprox_torch
 import fedproto_torch
@@ -50,7 +51,8 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "fedpac": fedpac_torch.run,
               "fedsim": fedsim_torch.run,
               "cfl": cfl_torch.run,
-              "ifca": ifca_torch.run}
+              "ifca": ifca_torch.run,
+              "fedfomo": fedfomo_torch.run}
 
 
 def golden_vectors(root):

@@ -36,6 +36,7 @@ import torch_common
 
 import ditto_torch
 import fedavg_torch
+import fedfomo_torch
 import feddyn_torch
 import fedprox_torch
 import fedproto_torch
@@ -73,6 +74,7 @@ CANDIDATES = {
     "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
     "cfl": cfl_torch.run,
     "ifca": ifca_torch.run,
+    "fedfomo": fedfomo_torch.run,
 }
 
 
@@ -183,6 +185,11 @@ NEGATIVE = [
      "ifca-estimate-in-place"),
     ("optim/ifca-classical-shared-server-step-bn-biased.json",
      "opt-torch-momentum"),
+    ("fedfomo/worked-draws.json", "fedfomo-affinity-ratio"),
+    ("fedfomo/worked-hand.json", "fedfomo-affinity-ratio"),
+    ("fedfomo/worked-draws-pfllib-run.json", "lr-count-rounds"),
+    ("optim/fedfomo-momentum-client.json", "opt-state-reset"),
+    ("optim/fedfomo-nesterov-clip-server-step.json", "opt-no-clip"),
 ]
 
 
