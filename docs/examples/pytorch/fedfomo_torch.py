@@ -205,10 +205,10 @@ def run(vector_raw):
     theta = [w0.clone() for _ in range(N)]        # θ_i: the last upload
     phi = [w0.clone() for _ in range(N)]          # φ_i: the last start
     P = torch.zeros(N, N)
-    if cfg["fedfomo.P_init"] == "own_0.1":
-        P += 0.1 * torch.eye(N)
+    if cfg["fedfomo.P_init"] == "own_0.1":       # (torch.eye has no bf16)
+        P.fill_diagonal_(0.1)
     elif cfg["fedfomo.P_init"] == "identity":
-        P += torch.eye(N)
+        P.fill_diagonal_(1.0)
     elif cfg["fedfomo.P_init"] != "zeros":
         raise Unsupported("fedfomo.P_init %r" % cfg["fedfomo.P_init"])
     trained = [0] * N
