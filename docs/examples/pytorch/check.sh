@@ -6,13 +6,15 @@
 #      candidate's command line refuses a bad vector (exit 2, no output);
 #   1. the candidates run on every golden vector of fedavg, pfedme,
 #      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp,
-#      fedproto, fedrod, apple, fedala and fedpac (batch normalisation in
+#      fedproto, fedrod, apple, fedala, fedpac, fedsim, cfl, ifca and
+#      fedfomo (batch normalisation in
 #      every one of them but fedrecon, which has no such vector:
 #      torch_bn.py), and `pflref check`
 #      passes them all (--min-vectors:
-#      as many as were run, and at least MIN_RUN = 266, the vectors of
+#      as many as were run, and at least MIN_RUN = 359, the vectors of
 #      30 November, none skipped since MOON's and FedPAC's candidates step
-#      through torch_common.ClientOptimizers too; a vector a
+#      through torch_common.ClientOptimizers too, with the 93 of FedSim,
+#      CFL, IFCA and FedFomo; a vector a
 #      candidate skips is listed with why); each optimizer, learning-rate
 #      and schedule setting's negative control fails its vector
 #      (test_torch_candidates.py, step 3);
@@ -50,8 +52,8 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac"
-MIN_RUN=266     # the vectors the candidates ran on 30 November (6 skipped, by reason)
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac fedsim cfl ifca fedfomo"
+MIN_RUN=359     # the vectors the candidates ran on 30 November (6 skipped, by reason)
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

@@ -10,6 +10,8 @@
         --pflref-algorithm fedrod \
         --pflref-algorithm apple \
         --pflref-algorithm fedproto --pflref-algorithm fedala \
+        --pflref-algorithm fedsim --pflref-algorithm cfl \
+        --pflref-algorithm ifca --pflref-algorithm fedfomo \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -25,7 +27,11 @@ candidates take, a vector that needs it passes, and fails once the
 setting's effect is removed (torch_common.CONTROLS: the optimizer
 recreated each round, clip_grad_norm_ not called, the scheduler not
 stepped, ...; KEY=VALUE: a preset's switch set back in the spec), so the
-setting is really exercised.
+setting is really exercised; and for FedSim, CFL, IFCA and FedFomo a
+one-line break of the algorithm's own state (CONTROLS too:
+fedsim-sequential, cfl-parent-update, ifca-cluster-divisor,
+ifca-estimate-in-place, fedfomo-affinity-ratio, each named in its
+candidate's docstring) fails its vectors.
 """
 import json
 import os
