@@ -31,7 +31,9 @@ hyperparameter overrides the preset's.  Records: docs/validate.md,
 
 PFLREF_TORCH_CONTROL=fedsim-sequential (a negative control,
 test_torch_candidates.py): v steps first and u's gradient is taken after
-v moved (LocalAlt's order inside one batch), not at the same point.
+v moved (LocalAlt's order inside one batch), not at the same point;
+fedsim-one-lr: one parameter group, every block at γ_u (FedBABU's head
+then trains).
 
 usage: fedsim_torch.py VECTOR.json -o RESULT.json
 """
@@ -93,8 +95,11 @@ def local_sim(prob, rec, t, i, model, batches, trained):
     decayed by lr.* (trained: the rounds i trained in before)."""
     c = lr_factor(prob.cfg, t, trained=trained)
     mine = personal_test(prob, model)
+    gamma_v = prob.cfg["gamma_v"]
+    if "fedsim-one-lr" in torch_common.CONTROLS:   # SGD(params(), lr=γ_u)
+        gamma_v = prob.cfg["gamma_u"]
     opt = prob.optimizers.get(0, i, model, prob.cfg["gamma_u"] * c, mine,
-                              lr_personal=prob.cfg["gamma_v"] * c)
+                              lr_personal=gamma_v * c)
     rec.record("client_begin", "w_local", state_flat(model), round=t,
                client=i, step=0)
     for s, z in enumerate(batches, start=1):

@@ -29,7 +29,7 @@ recreated each round, clip_grad_norm_ not called, the scheduler not
 stepped, ...; KEY=VALUE: a preset's switch set back in the spec), so the
 setting is really exercised; and for FedSim, CFL, IFCA and FedFomo a
 one-line break of the algorithm's own state (CONTROLS too:
-fedsim-sequential, cfl-parent-update, ifca-cluster-divisor,
+fedsim-sequential, fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
 ifca-estimate-in-place, fedfomo-affinity-ratio, each named in its
 candidate's docstring) fails its vectors.
 """
@@ -177,6 +177,8 @@ NEGATIVE = [
     ("fedavg/worked-generated-m.json", "sched-seed-once"),
     # the algorithms' own state: one line of each broken
     ("fedsim/worked-notes-a-stateful.json", "fedsim-sequential"),
+    ("fedsim/worked-notes-d-fedbabu.json", "fedsim-one-lr"),
+    ("fedsim/worked-spread-stateful-samples-personal.json", "fedsim-one-lr"),
     ("optim/fedsim-adamw-client-decay.json", "fedsim-sequential"),
     ("optim/fedsim-nesterov-clip-step-server.json", "opt-no-clip"),
     ("optim/fedsim-decay-weights-groups.json", "opt-decay-all"),

@@ -505,8 +505,9 @@ def weights(scheme, S, n):
 # opt-no-decay (weight decay 0), sched-seed-once (a generated schedule's
 # clients from one RandomState(client_seed), not a fresh one per round);
 # and the algorithms' own, read by their candidates: fedsim-sequential,
-# cfl-parent-update, ifca-cluster-divisor, ifca-estimate-in-place,
-# fedfomo-affinity-ratio (each candidate's docstring says what it breaks).
+# fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
+# ifca-estimate-in-place, fedfomo-affinity-ratio (each candidate's
+# docstring says what it breaks).
 # Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
