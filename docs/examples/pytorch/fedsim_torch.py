@@ -105,7 +105,7 @@ def local_sim(prob, rec, t, i, model, batches, trained):
     for s, z in enumerate(batches, start=1):
         opt.zero_grad()
         prob.clients[i].loss(model, z).backward()
-        if "fedsim-sequential" in torch_common.CONTROLS:      # v first, u's gradient after
+        if "fedsim-sequential" in torch_common.CONTROLS:   # v, then u
             named = dict(model.named_parameters())
             v = [p for n, p in named.items() if mine(n)]
             u = [p for n, p in named.items() if not mine(n)]
