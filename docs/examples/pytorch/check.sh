@@ -7,16 +7,16 @@
 #   1. the candidates run on every golden vector of fedavg, pfedme,
 #      ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp,
 #      fedproto, fedrod, apple, fedala, fedpac, lora, pfedhn, apfl,
-#      perfedavg and pflego (batch normalisation in every one of them but
-#      fedrecon and pflego, which have no such vector: torch_bn.py), and
-#      `pflref check` passes them all (--min-vectors: as many as were run,
-#      and at least MIN_RUN, the vectors of 30 November, none skipped since
-#      MOON's and FedPAC's candidates step through
-#      torch_common.ClientOptimizers too; a vector a
+#      perfedavg, pflego, fedsim, cfl, ifca and fedfomo (batch
+#      normalisation in every one of them but fedrecon and pflego, which
+#      have no such vector: torch_bn.py), and `pflref check` passes them
+#      all (--min-vectors: as many as were run, and at least MIN_RUN, the
+#      vectors of 30 November, none skipped since MOON's and FedPAC's
+#      candidates step through torch_common.ClientOptimizers too; a vector a
 #      candidate skips is listed with why); each optimizer, learning-rate
 #      and schedule setting's negative control fails its vector, and so
-#      does a one-line break of LoRA's, pFedHN's, APFL's, Per-FedAvg's
-#      and PFLEGO's own state
+#      does a one-line break of the own state of LoRA, pFedHN, APFL,
+#      Per-FedAvg, PFLEGO, FedSim, CFL, IFCA and FedFomo
 #      (test_torch_candidates.py, step 3);
 #   1b. the models no vector of these algorithms uses (softmax, the ReLU mlp):
 #      the candidates agree with `pflref run` record by record
@@ -52,8 +52,8 @@ set -u
 CLI=${PFLREF_CLI:-build/rel/pflref}
 PY=${PYTHON:-/usr/bin/python3}
 HERE=docs/examples/pytorch
-ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac lora pfedhn apfl perfedavg pflego"
-MIN_RUN=383     # the vectors the candidates ran on 30 November (6 skipped, by reason)
+ALGS="fedavg pfedme ditto fedalt feddyn moon fedprox fedrecon scaffold fedamp fedproto fedrod apple fedala fedpac lora pfedhn apfl perfedavg pflego fedsim cfl ifca fedfomo"
+MIN_RUN=476     # the vectors the candidates ran on 30 November (6 skipped, by reason)
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 export PYTHONDONTWRITEBYTECODE=1
 fail=0

@@ -187,8 +187,14 @@ def finetune(prob, rec, models, held, trained):
 
 def run(vector_raw):
     """FedAlt / FedRep on a golden vector; returns its result dict."""
+    return run_partial(vector_raw, "fedalt", local_alt)
+
+
+def run_partial(vector_raw, algorithm, local):
+    """The rounds of partial personalisation around `local`, device i's
+    update (local_alt here; fedsim_torch.py's LocalSim)."""
     raw, ocfg = take_optimizer(vector_raw)
-    prob = bn_problem(raw, "fedalt")
+    prob = bn_problem(raw, algorithm)
     prob.optimizers = ClientOptimizers(ocfg)
     trained = [0] * len(prob.clients)                    # lr.count
     rec, global_model = Recorder(prob.id), prob.global_model  # (u, v⁰)
@@ -223,7 +229,7 @@ def run(vector_raw):
         held = [send(i) for i in range(len(prob.clients))]   # send_models
         for i, batches in rnd_plan.items():
             model = held[i]              # (u^(t), v_i^(t)), or (u^(t), v⁰)
-            local_alt(prob, rec, t, i, model, batches, trained[i])
+            local(prob, rec, t, i, model, batches, trained[i])
             trained[i] += 1
             if stateful:
                 v_state[i] = [p.detach().clone()

@@ -6,7 +6,8 @@ usage: run_vectors.py GOLDEN_DIR -o OUTDIR
 
 Writes OUTDIR/<id with / as __>.json for each vector of fedavg, pfedme,
 ditto, fedalt, feddyn, moon, fedprox, fedrecon, scaffold, fedamp, fedproto, fedrod, apple,
-fedala, fedpac, lora, pfedhn, apfl, perfedavg and pflego; prints
+fedala, fedpac, lora, pfedhn, apfl, perfedavg, pflego, fedsim, cfl, ifca and
+fedfomo; prints
 `skipped ID: reason` for a vector a candidate does
 not implement, and a count on stderr.  PFLREF_TORCH_BUG=ditto-alias switches
 on Ditto's deliberate bug (ditto_torch.py); PFLREF_TORCH_DTYPE=float32 or
@@ -19,6 +20,7 @@ import sys
 
 import ditto_torch
 import fedavg_torch
+import fedfomo_torch
 import feddyn_torch
 import fedprox_torch
 import fedproto_torch
@@ -30,6 +32,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import cfl_torch
 import fedala_torch
 import fedpac_torch
 import lora_torch
@@ -37,6 +40,8 @@ import pfedhn_torch
 import apfl_torch
 import perfedavg_torch
 import pflego_torch
+import fedsim_torch
+import ifca_torch
 from torch_common import Unsupported, write_json
 
 CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
@@ -54,7 +59,11 @@ CANDIDATES = {"fedavg": fedavg_torch.run, "pfedme": pfedme_torch.run,
               "pfedhn": pfedhn_torch.run,
               "apfl": apfl_torch.run,
               "perfedavg": perfedavg_torch.run,
-              "pflego": pflego_torch.run}
+              "pflego": pflego_torch.run,
+              "fedsim": fedsim_torch.run,
+              "cfl": cfl_torch.run,
+              "ifca": ifca_torch.run,
+              "fedfomo": fedfomo_torch.run}
 
 
 def golden_vectors(root):

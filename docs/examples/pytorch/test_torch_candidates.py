@@ -14,6 +14,8 @@
         --pflref-algorithm pfedhn \
         --pflref-algorithm apfl --pflref-algorithm perfedavg \
         --pflref-algorithm pflego \
+        --pflref-algorithm fedsim --pflref-algorithm cfl \
+        --pflref-algorithm ifca --pflref-algorithm fedfomo \
         docs/examples/pytorch/test_torch_candidates.py
 
 One test per selected vector (the test id is the vector id); a vector with a
@@ -29,7 +31,11 @@ candidates take, a vector that needs it passes, and fails once the
 setting's effect is removed (torch_common.CONTROLS: the optimizer
 recreated each round, clip_grad_norm_ not called, the scheduler not
 stepped, ...; KEY=VALUE: a preset's switch set back in the spec), so the
-setting is really exercised.
+setting is really exercised; and for FedSim, CFL, IFCA and FedFomo a
+one-line break of the algorithm's own state (CONTROLS too:
+fedsim-sequential, fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
+ifca-estimate-in-place, fedfomo-affinity-ratio, each named in its
+candidate's docstring) fails its vectors.
 """
 import json
 import os
@@ -40,6 +46,7 @@ import torch_common
 
 import ditto_torch
 import fedavg_torch
+import fedfomo_torch
 import feddyn_torch
 import fedprox_torch
 import fedproto_torch
@@ -51,6 +58,7 @@ import scaffold_torch
 import fedamp_torch
 import fedrod_torch
 import apple_torch
+import cfl_torch
 import fedala_torch
 import fedpac_torch
 import lora_torch
@@ -58,6 +66,8 @@ import pfedhn_torch
 import apfl_torch
 import perfedavg_torch
 import pflego_torch
+import fedsim_torch
+import ifca_torch
 from torch_common import Unsupported
 
 CANDIDATES = {
@@ -81,6 +91,10 @@ CANDIDATES = {
     "apfl": apfl_torch.run,
     "perfedavg": perfedavg_torch.run,
     "pflego": pflego_torch.run,
+    "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
+    "cfl": cfl_torch.run,
+    "ifca": ifca_torch.run,
+    "fedfomo": fedfomo_torch.run,
 }
 
 
@@ -217,6 +231,29 @@ NEGATIVE = [
     ("optim/pflego-classical-exponential-client.json", "opt-torch-momentum"),
     ("optim/pflego-nesterov-clip-step-server.json", "opt-no-clip"),
     ("pflego/worked-sgd-momentum-decay-client.json", "opt-state-reset"),
+    # the algorithms' own state: one line of each broken
+    ("fedsim/worked-notes-a-stateful.json", "fedsim-sequential"),
+    ("fedsim/worked-notes-d-fedbabu.json", "fedsim-one-lr"),
+    ("fedsim/worked-spread-stateful-samples-personal.json", "fedsim-one-lr"),
+    ("optim/fedsim-adamw-client-decay.json", "fedsim-sequential"),
+    ("optim/fedsim-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/fedsim-decay-weights-groups.json", "opt-decay-all"),
+    ("cfl/worked-seed003.json", "cfl-parent-update"),
+    ("layers/cfl-mlp-dropout-split.json", "cfl-parent-update"),
+    ("optim/cfl-nesterov-clip-server.json", "opt-no-clip"),
+    ("optim/cfl-momentum-client.json", "opt-state-reset"),
+    ("ifca/worked-notes-2.3-gradient.json", "ifca-cluster-divisor"),
+    ("ifca/worked-spread-gradient.json", "ifca-cluster-divisor"),
+    ("optim/ifca-momentum-client.json", "opt-state-reset"),
+    ("layers/ifca-bn1d-mlp-model-given-models.json",
+     "ifca-estimate-in-place"),
+    ("optim/ifca-classical-shared-server-step-bn-biased.json",
+     "opt-torch-momentum"),
+    ("fedfomo/worked-draws.json", "fedfomo-affinity-ratio"),
+    ("fedfomo/worked-hand.json", "fedfomo-affinity-ratio"),
+    ("fedfomo/worked-draws-pfllib-run.json", "lr-count-rounds"),
+    ("optim/fedfomo-momentum-client.json", "opt-state-reset"),
+    ("optim/fedfomo-nesterov-clip-server-step.json", "opt-no-clip"),
 ]
 
 

@@ -250,7 +250,8 @@ class Client:
             self.c = torch.tensor(data["c"])
             self.n = data.get("n", 1)
             return
-        # integer features (X [[1, 2]]) in the model's dtype
+        # integer features in the JSON (X = [[1, 0], ...]) as the model's
+        # floats, not a LongTensor nn.Linear cannot multiply
         self.X = torch.tensor(data["X"], dtype=torch.get_default_dtype())
         self.y = torch.tensor(data["y"])
         self.n = len(data["y"])
@@ -504,7 +505,11 @@ def weights(scheme, S, n):
 # trainings read as rounds), opt-one-slot (an algorithm's optimizers
 # share one kept state), opt-no-momentum (torch.optim.SGD's momentum 0),
 # opt-no-decay (weight decay 0), sched-seed-once (a generated schedule's
-# clients from one RandomState(client_seed), not a fresh one per round).
+# clients from one RandomState(client_seed), not a fresh one per round);
+# and the algorithms' own, read by their candidates: fedsim-sequential,
+# fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
+# ifca-estimate-in-place, fedfomo-affinity-ratio (each candidate's
+# docstring says what it breaks).
 # Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
@@ -591,13 +596,17 @@ class ClientOptimizer:
         AdamW; λ_B per parameter group (opt.decay_scope: the no-decay
         group of common training code)."""
 
-    def __init__(self, ocfg, net, lr, personal=None):
+    def __init__(self, ocfg, net, lr, personal=None, lr_personal=None):
         self.ocfg = ocfg
         lam = 0.0 if "opt-no-decay" in CONTROLS else ocfg["opt.weight_decay"]
         scope = ocfg["opt.decay_scope"]
         if "opt-decay-all" in CONTROLS:
             scope = "all"
         on, off = [], []
+        # lr_personal: the personal blocks (personal(name)) in groups of
+        # their own at that step size (FedSim's one optimizer with two
+        # parameter groups, docs/optimizers.md)
+        on_v, off_v = [], []
         for name, p in net.named_parameters():
             if scope == "weights":
                 decays = not is_bias_or_bn(net, name)
@@ -610,9 +619,15 @@ class ClientOptimizer:
                 decays = True
             else:
                 raise Unsupported("opt.decay_scope %r" % scope)
-            (on if decays else off).append(p)
+            if lr_personal is not None and personal(name):
+                (on_v if decays else off_v).append(p)
+            else:
+                (on if decays else off).append(p)
         groups = [{"params": ps, "weight_decay": w}
                   for ps, w in ((on, lam), (off, 0.0)) if ps]
+        groups += [{"params": ps, "weight_decay": w, "lr": lr_personal,
+                    "pflref_personal": True}
+                   for ps, w in ((on_v, lam), (off_v, 0.0)) if ps]
         method = ocfg["opt.method"]
         self.decoupled = method == "sgd" and \
             ocfg["opt.weight_decay_form"] == "decoupled" and \
@@ -642,10 +657,11 @@ class ClientOptimizer:
                                        nesterov=ocfg["opt.nesterov"] == "on"
                                        and "opt-no-nesterov" not in CONTROLS)
 
-    def set_lr(self, lr):
-        """This round's η (a scheduler's param_group['lr'] = ...)."""
+    def set_lr(self, lr, lr_personal=None):
+        """This round's η (a scheduler's param_group['lr'] = ...); the
+        personal groups' lr_personal when the optimizer has them."""
         for g in self.opt.param_groups:
-            g["lr"] = lr
+            g["lr"] = lr_personal if g.get("pflref_personal") else lr
 
     def zero_grad(self):
         self.opt.zero_grad(set_to_none=True)
@@ -696,14 +712,15 @@ class ClientOptimizers:
             slot = 0
         return (slot, i if life == "client" else "server")
 
-    def get(self, slot, i, net, lr, personal=None):
+    def get(self, slot, i, net, lr, personal=None, lr_personal=None):
         """Client i's optimizer `slot` over net's parameters at step size
-        lr; personal(name): the split's test, for opt.decay_scope."""
-        opt = ClientOptimizer(self.ocfg, net, lr, personal)
+        lr; personal(name): the split's test, for opt.decay_scope (and,
+        with lr_personal, the personal blocks' groups at that step size)."""
+        opt = ClientOptimizer(self.ocfg, net, lr, personal, lr_personal)
         key = self.key(slot, i)
         if key in self.saved:
             opt.opt.load_state_dict(self.saved[key])
-            opt.set_lr(lr)
+            opt.set_lr(lr, lr_personal)
         return opt
 
     def keep(self, slot, i, opt):
