@@ -19,7 +19,8 @@ Round t:  every client i: Δθ_i = SGD(θ_i; its batches, η) − θ_i.
 The client optimizer (opt.*, pfl_numpy_optim) takes each client's local
 steps, one optimizer per client (slot 0) whose state lives as opt.state
 says; lr.* scales η by round t's factor (lr.count = rounds: CFL's clients
-all train every round).
+all train every round; lr.scope = eta_p decays pFedMe's η_p alone, so
+not η).
 Records as pflref's: theta steps, dtheta, the per-cluster notes with
 client = the cluster's smallest client, similarity rows per client,
 partition, dtheta_c, and v per client.
@@ -104,6 +105,8 @@ def run(spec, clients, w0, log, bug):
     lr_cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
               "lr.gamma": hp.get("lr.gamma", 1.0),
               "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
     opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     N = len(clients)
     theta = [w0.copy() for _ in range(N)]

@@ -171,6 +171,8 @@ def run(spec, clients, w0, log, bug):
               "lr.step_rounds": hp.get("lr.step_rounds", 1)}
     if bug == "fedfomo-lr-per-round":
         lr_cfg["lr.count"] = "rounds"
+    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
     trained = [0] * len(raw)
     post_train = sw.get("fedfomo.anchor", "pre_train") == "post_train"
     keep_current = sw.get("fedfomo.no_positive", "anchor") == "keep_current"

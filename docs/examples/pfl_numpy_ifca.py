@@ -29,7 +29,8 @@ The client optimizer (opt.*, pfl_numpy_optim) takes LocalUpdate's steps
 in model mode, one optimizer per client (slot 0, whichever cluster model
 it starts from) whose state lives as opt.state says; gradient mode
 (Option I) takes no local step, so opt.* there is refused.  lr.* scales γ
-by round t's factor (lr.count = rounds).
+(LocalUpdate's step, or the server's in gradient mode) by round t's factor
+(lr.count = rounds; lr.scope = eta_p: not at all, η_p being pFedMe's).
 """
 import importlib
 import sys
@@ -116,6 +117,8 @@ def run(spec, clients, w0, log, bug):
     lr_cfg = {"lr.schedule": switches.get("lr.schedule", "constant"),
               "lr.gamma": hp.get("lr.gamma", 1.0),
               "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if switches.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
     opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     if opts is not None and mode != "model":
         raise base.Unsupported("opt.* with ifca.mode = %s (no local steps)"
