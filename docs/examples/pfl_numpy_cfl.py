@@ -16,6 +16,11 @@ Round t:  every client i: Δθ_i = SGD(θ_i; its batches, η) − θ_i.
               split when γ_max < √((1 − α_max^cross)/2)
           clusters ordered by smallest client; θ_i += Δθ_{c(i)} with the
           new clusters.
+The client optimizer (opt.*, pfl_numpy_optim) takes each client's local
+steps, one optimizer per client (slot 0) whose state lives as opt.state
+says; lr.* scales η by round t's factor (lr.count = rounds: CFL's clients
+all train every round; lr.scope = eta_p decays pFedMe's η_p alone, so
+not η).
 Records as pflref's: theta steps, dtheta, the per-cluster notes with
 client = the cluster's smallest client, similarity rows per client,
 partition, dtheta_c, and v per client.
@@ -97,6 +102,12 @@ def run(spec, clients, w0, log, bug):
     weights = sw.get("cfl.cluster_weights", "uniform")
     if bug == "cfl-uniform-always":
         weights = "uniform"
+    lr_cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
+              "lr.gamma": hp.get("lr.gamma", 1.0),
+              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
+    opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     N = len(clients)
     theta = [w0.copy() for _ in range(N)]
     clusters = [list(range(N))]
@@ -112,11 +123,13 @@ def run(spec, clients, w0, log, bug):
             raise base.Unsupported("cfl trains every client every round")
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         delta = {}
+        eta_t = eta * base.lr_factor(lr_cfg, t)          # lr.*: round t's η
         for i in range(N):
             log("client_begin", "train", "theta", theta[i], round=t, client=i, step=0)
-            local = base.local_sgd(theta[i].copy(), clients[i], plan[i], eta,
+            local = base.local_sgd(theta[i].copy(), clients[i], plan[i], eta_t,
                                    lambda s, x, i=i: log("step", "train", "theta", x,
-                                                         round=t, client=i, step=s))
+                                                         round=t, client=i, step=s),
+                                   opt=opts and opts.begin(0, i))
             delta[i] = local - theta[i]
             log("client_end", "train", "dtheta", delta[i], round=t, client=i)
         new, parent_of = [], {}

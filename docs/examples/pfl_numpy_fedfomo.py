@@ -34,6 +34,9 @@ code): batchnorm on the model's running statistics, dropout off, so no
 mask is used up; the default train normalises with the validation rows'
 own statistics and takes a mask per loss (PFLlib's copies, never put in
 eval()).
+The client optimizer (opt.*, pfl_numpy_optim) takes the local steps from
+φ_i, one optimizer per client (slot 0) whose state lives as opt.state
+says, at η of the client's train() (the decay above).
 bn.aggregate = parameters_only (PFLlib, set by its preset) on a layer list
 with batch normalisation: ‖θ_n − φ_i‖ over the parameters only (the
 running statistics left out, clientfomo.py weight_cal), and φ_i's running
@@ -168,6 +171,8 @@ def run(spec, clients, w0, log, bug):
               "lr.step_rounds": hp.get("lr.step_rounds", 1)}
     if bug == "fedfomo-lr-per-round":
         lr_cfg["lr.count"] = "rounds"
+    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
     trained = [0] * len(raw)
     post_train = sw.get("fedfomo.anchor", "pre_train") == "post_train"
     keep_current = sw.get("fedfomo.no_positive", "anchor") == "keep_current"
@@ -181,6 +186,7 @@ def run(spec, clients, w0, log, bug):
     keep = base.kept_buffers(
         {"bn.aggregate": sw.get("bn.aggregate", "average")}, clients)
     measured = np.ones(len(w0), dtype=bool) if keep is None else ~keep
+    opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     theta = [w0.copy() for _ in raw]
     phi = [w0.copy() for _ in raw]
     P = np.zeros((N, N))
@@ -255,7 +261,8 @@ def run(spec, clients, w0, log, bug):
             theta[i] = base.local_sgd(
                 phi[i].copy(), clients[i], rnd["batches"][j], eta_i,
                 lambda s, v, i=i, t=t: log("step", "train", "theta", v,
-                                           round=t, client=i, step=s))
+                                           round=t, client=i, step=s),
+                opt=opts and opts.begin(0, i))
             log("client_end", "train", "theta", theta[i], round=t, client=i)
     return {"v": theta}
 # SPDX-License-Identifier: GPL-3.0-or-later

@@ -24,6 +24,13 @@ init_partition_dropout[i] (every client scores the k models before
 round 0), then per round estimate_dropout[j] when it takes part (its pick
 at the round's start) and partition_dropout[i] (every client's pick at
 the new models, which is also what it reports).
+
+The client optimizer (opt.*, pfl_numpy_optim) takes LocalUpdate's steps
+in model mode, one optimizer per client (slot 0, whichever cluster model
+it starts from) whose state lives as opt.state says; gradient mode
+(Option I) takes no local step, so opt.* there is refused.  lr.* scales γ
+(LocalUpdate's step, or the server's in gradient mode) by round t's factor
+(lr.count = rounds; lr.scope = eta_p: not at all, η_p being pFedMe's).
 """
 import importlib
 import sys
@@ -107,6 +114,15 @@ def run(spec, clients, w0, log, bug):
     if raw is None:
         raise base.Unsupported("ifca needs inline clients")
     gamma, k = hp["gamma"], hp["ifca.k"]
+    lr_cfg = {"lr.schedule": switches.get("lr.schedule", "constant"),
+              "lr.gamma": hp.get("lr.gamma", 1.0),
+              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if switches.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
+        lr_cfg["lr.schedule"] = "constant"
+    opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
+    if opts is not None and mode != "model":
+        raise base.Unsupported("opt.* with ifca.mode = %s (no local steps)"
+                               % mode)
     if given is not None and bug != "ifca-ignore-given-models":
         theta = np.array(given, dtype=float).reshape(k, -1)
     else:
@@ -145,6 +161,7 @@ def run(spec, clients, w0, log, bug):
         plan = dict(zip(rnd["clients"], rnd["batches"]))
         out = {j: [] for j in range(k)}
         picked = {}
+        gamma_t = gamma * base.lr_factor(lr_cfg, t)      # lr.*: round t's γ
         for i in M:
             losses, j = pick(i)
             picked[i] = j
@@ -153,9 +170,10 @@ def run(spec, clients, w0, log, bug):
             if mode == "model":
                 log("client_begin", "train", "theta_local", theta[j], round=t,
                     client=i, step=0)
-                x = base.local_sgd(theta[j].copy(), clients[i], plan[i], gamma,
+                x = base.local_sgd(theta[j].copy(), clients[i], plan[i], gamma_t,
                                    lambda s, v, i=i: log("step", "train", "theta_local",
-                                                         v, round=t, client=i, step=s))
+                                                         v, round=t, client=i, step=s),
+                                   opt=opts and opts.begin(0, i))
                 log("client_end", "train", "theta_local", x, round=t, client=i)
             else:
                 x = clients[i].grad(theta[j], plan[i][0])
@@ -165,7 +183,7 @@ def run(spec, clients, w0, log, bug):
             if mode == "gradient":
                 div = len(out[j]) if bug == "ifca-divide-by-cluster-size" else len(M)
                 if out[j]:
-                    theta[j] = theta[j] - gamma / max(div, 1) * np.sum(out[j], axis=0)
+                    theta[j] = theta[j] - gamma_t / max(div, 1) * np.sum(out[j], axis=0)
             elif out[j]:
                 theta[j] = np.mean(out[j], axis=0)
             elif bug == "ifca-empty-cluster-reset":

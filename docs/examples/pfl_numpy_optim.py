@@ -44,7 +44,8 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
 # inner solver: prox_inner)
 TAKES = ("fedavg", "local", "finetune", "fedbn", "lora", "feddyn", "scaffold", "fedprox",
          "pfedme", "prox", "fedrecon", "apple", "apfl", "interp", "pfedhn",
-         "perfedavg", "pflego", "fedrod", "fedpac", "moon", "fedala", "fedproto")
+         "perfedavg", "pflego", "fedrod", "fedpac", "moon", "fedala", "fedproto",
+         "cfl", "ifca", "fedfomo")
 CLIP_EPS = 1e-6                  # clip_grad_norm_'s 1e-6 beside the norm
 
 

@@ -227,12 +227,6 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
     "apple/worked/pfllib-run-partial":
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    "optim/cfl/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/cfl/adamw-client":
-        OPT_ONLY_SOME,
-    "optim/cfl/nesterov-clip-server":
-        OPT_ONLY_SOME,
     "optim/ditto/momentum-client":
         OPT_ONLY_SOME,
     "optim/ditto/nesterov-clip-step-server":
@@ -255,14 +249,6 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/fedalt/classical-client-decay":
         OPT_ONLY_SOME,
-    "optim/fedfomo/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/fedfomo/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedfomo/classical-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedfomo/nesterov-clip-server-step":
-        OPT_ONLY_SOME,
     "optim/fedsim/decay-weights-groups":
         OPT_ONLY_SOME,
     "optim/fedsim/nesterov-clip-step-server":
@@ -271,35 +257,13 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/fedsim/classical-client-decay":
         OPT_ONLY_SOME,
-    "optim/ifca/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/ifca/adamw-client":
-        OPT_ONLY_SOME,
-    "optim/ifca/nesterov-clip-server":
-        OPT_ONLY_SOME,
-    "optim/cfl/adam-personal-client-decay-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/cfl/classical-shared-server-step-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/cfl/momentum-weights-client-bn-biased":
-        OPT_ONLY_SOME,
     "optim/fedalt/adam-client-bn-frozen":
         OPT_ONLY_SOME,
     "optim/fedalt/momentum-server-bn-biased":
         OPT_ONLY_SOME,
-    "optim/fedfomo/adam-personal-client-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/fedfomo/momentum-shared-server-bn-frozen":
-        OPT_ONLY_SOME,
     "optim/fedsim/adam-client-bn-frozen":
         OPT_ONLY_SOME,
     "optim/fedsim/momentum-server-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/ifca/adam-personal-client-decay-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/ifca/classical-shared-server-step-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/ifca/momentum-weights-client-bn-biased":
         OPT_ONLY_SOME,
     # the exact variant's Hessian-vector product through a batch-norm layer
     "optim/perfedavg/exact-bn-biased":
