@@ -43,8 +43,7 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
 # FedBN's own loop, LoRA's adapter steps: for_adapter; pFedMe's and prox's
 # inner solver: prox_inner)
 TAKES = ("fedavg", "local", "finetune", "fedbn", "lora", "feddyn", "scaffold", "fedprox",
-         "pfedme", "prox", "fedrecon", "apple",
-         "ditto", "fedalt", "fedsim",
+         "pfedme", "prox", "fedrecon", "apple", "ditto", "fedalt", "fedsim",
          "perfedavg", "pflego", "fedrod", "fedpac", "moon", "fedala", "fedproto")
 CLIP_EPS = 1e-6                  # clip_grad_norm_'s 1e-6 beside the norm
 

@@ -241,28 +241,6 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/cfl/nesterov-clip-server":
         OPT_ONLY_SOME,
-    "optim/ditto/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/ditto/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/ditto/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/ditto/classical-client-decay":
-        OPT_ONLY_SOME,
-    "optim/ditto/adam-personal-client-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/ditto/momentum-shared-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedalt/decay-personal-server":
-        OPT_ONLY_SOME,
-    "optim/fedalt/decay-shared-client":
-        OPT_ONLY_SOME,
-    "optim/fedalt/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/fedalt/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedalt/classical-client-decay":
-        OPT_ONLY_SOME,
     "optim/fedfomo/momentum-client":
         OPT_ONLY_SOME,
     "optim/fedfomo/adamw-client-decay":
@@ -270,14 +248,6 @@ NUMPY_UNSUPPORTED = {
     "optim/fedfomo/classical-client-decay":
         OPT_ONLY_SOME,
     "optim/fedfomo/nesterov-clip-server-step":
-        OPT_ONLY_SOME,
-    "optim/fedsim/decay-weights-groups":
-        OPT_ONLY_SOME,
-    "optim/fedsim/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/fedsim/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedsim/classical-client-decay":
         OPT_ONLY_SOME,
     "optim/ifca/momentum-client":
         OPT_ONLY_SOME,
@@ -309,17 +279,9 @@ NUMPY_UNSUPPORTED = {
         OPT_ONLY_SOME,
     "optim/cfl/momentum-weights-client-bn-biased":
         OPT_ONLY_SOME,
-    "optim/fedalt/adam-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedalt/momentum-server-bn-biased":
-        OPT_ONLY_SOME,
     "optim/fedfomo/adam-personal-client-bn-biased":
         OPT_ONLY_SOME,
     "optim/fedfomo/momentum-shared-server-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedsim/adam-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedsim/momentum-server-bn-biased":
         OPT_ONLY_SOME,
     "optim/ifca/adam-personal-client-decay-bn-frozen":
         OPT_ONLY_SOME,
