@@ -32,13 +32,13 @@ code:
 on the quadratic and linear models, the mlp with the identity activation
 (k = 1 with a squared loss, or k ≥ 2 with cross-entropy) and the layer
 lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
-pfl_numpy_layers.py).  fedavg, local, finetune and fedbn step with the
-client optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW,
-weight decay, clipping; pfl_numpy_optim.py), lora on its adapter, pfedme
-and prox in their inner solver (θ's steps).  It replays the
-vector's given schedule (client sets and minibatch index lists) and writes a
-pflref-result/1 file with the final state and every trajectory record, for
-`pflref check`.
+pfl_numpy_layers.py).  fedavg, local, finetune, fedbn, ditto (both solvers),
+fedalt and fedsim step with the client optimizers opt.* (torch's SGD with
+momentum, Nesterov, Adam, AdamW, weight decay, clipping; pfl_numpy_optim.py),
+lora on its adapter, pfedme and prox in their inner solver (θ's steps).  It
+replays the vector's given schedule (client sets and minibatch index lists)
+and writes a pflref-result/1 file with the final state and every trajectory
+record, for `pflref check`.
 
 usage: pfl_numpy.py VECTOR.json -o RESULT.json [--bug NAME]
        pfl_numpy.py --all GOLDEN_DIR -o OUTDIR [--bug NAME]
