@@ -32,13 +32,13 @@ code:
 on the quadratic and linear models, the mlp with the identity activation
 (k = 1 with a squared loss, or k ≥ 2 with cross-entropy) and the layer
 lists ("kind": "layers": dense, conv2d, pooling, activations, batchnorm;
-pfl_numpy_layers.py).  fedavg, local, finetune and fedbn step with the
-client optimizers opt.* (torch's SGD with momentum, Nesterov, Adam, AdamW,
-weight decay, clipping; pfl_numpy_optim.py), lora on its adapter, pfedme
-and prox in their inner solver (θ's steps).  It replays the
-vector's given schedule (client sets and minibatch index lists) and writes a
-pflref-result/1 file with the final state and every trajectory record, for
-`pflref check`.
+pfl_numpy_layers.py).  fedavg, local, finetune, fedbn, ditto (both solvers),
+fedalt and fedsim step with the client optimizers opt.* (torch's SGD with
+momentum, Nesterov, Adam, AdamW, weight decay, clipping; pfl_numpy_optim.py),
+lora on its adapter, pfedme and prox in their inner solver (θ's steps).  It
+replays the vector's given schedule (client sets and minibatch index lists)
+and writes a pflref-result/1 file with the final state and every trajectory
+record, for `pflref check`.
 
 usage: pfl_numpy.py VECTOR.json -o RESULT.json [--bug NAME]
        pfl_numpy.py --all GOLDEN_DIR -o OUTDIR [--bug NAME]
@@ -963,8 +963,14 @@ def run_ditto(spec, clients, w0, log):
     1/|S_t|.  v_k starts at w⁰ and persists; untouched when k ∉ S_t.
     ditto.batches = separate (PFLlib's ptrain() over its own loader): the
     personal steps, all first, take the round's "personal" list of k.
-    lr.*: both passes of k take η c (PFLlib decays both optimizers)."""
+    lr.*: both passes of k take η c (PFLlib decays both optimizers).
+    opt.*: two client optimizers (pfl_numpy_optim), PFLlib clientditto.py's
+    optimizer (slot 0, the global steps on ∇F_k(w_k; b)) and poptimizer
+    (slot 1, the personal steps on d = ∇F_k(v_k; b) + λ ∂prox, the
+    regulariser's gradient inside d as autograd sums it), each with its own
+    state, begun at each device's update as opt.state says."""
     cfg = settings(spec)
+    opts = pfl_numpy_optim.for_run(spec)     # None for plain SGD
     lam = cfg["lambda"]                       # η: per device and round below
     moving = cfg["ditto.prox_ref"] == "moving" or BUG == "ditto-moving-ref"
     n = [c.n for c in clients]
@@ -980,15 +986,27 @@ def run_ditto(spec, clients, w0, log):
     keep = kept_buffers(cfg, clients)
     held = [w0.copy() for _ in clients]      # each client's self.model
 
-    def personal(k, batch, ref, eta):
+    def personal(k, batch, ref, eta, opt=None):
         diff = parameters_only(clients[k], v[k] - ref)
         if cfg["ditto.prox"] == "norm":
             norm = np.sqrt(np.dot(diff, diff))
             scale = lam / norm if norm > 0 else 0.0
         else:                                     # (λ/2)‖v − w‖² → λ(v − w)
             scale = lam / 2 if BUG == "ditto-prox-half" else lam
-        v[k] = v[k] - eta * (clients[k].grad(v[k], batch) + scale * diff)
+        d = clients[k].grad(v[k], batch) + scale * diff
+        if opt is not None:                       # poptimizer.step()
+            v[k] = opt.step(v[k], d, eta)
+        else:
+            v[k] = v[k] - eta * d
         v[k] = track(clients[k], v[k])
+
+    def global_step(k, w_k, batch, eta, opt=None):
+        g = clients[k].grad(w_k, batch)
+        if opt is not None:                       # optimizer.step()
+            w_k = opt.step(w_k, g, eta)
+        else:
+            w_k = w_k - eta * g
+        return track(clients[k], w_k)
 
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
         S_t = sorted(rnd["clients"])
@@ -1012,22 +1030,22 @@ def run_ditto(spec, clients, w0, log):
             log("client_begin", "train", "w_local", w_k, round=t, client=k,
                 step=0)
             log("client_begin", "train", "v", v[k], round=t, client=k, step=0)
+            opt_w = opts and opts.begin(0, k)     # the global solver's
+            opt_v = opts and opts.begin(1, k)     # the personal solver's
             steps = list(enumerate(plan[k], start=1))
             if cfg["ditto.order"] == "personal_first":
                 for s, batch in enumerate(own[k], start=1):
-                    personal(k, batch, w_k if moving else w, eta)
+                    personal(k, batch, w_k if moving else w, eta, opt_v)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
                 for s, batch in steps:
-                    w_k = w_k - eta * clients[k].grad(w_k, batch)
-                    w_k = track(clients[k], w_k)
+                    w_k = global_step(k, w_k, batch, eta, opt_w)
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
             else:
                 for s, batch in steps:
-                    personal(k, batch, w_k if moving else w, eta)
+                    personal(k, batch, w_k if moving else w, eta, opt_v)
                     log("step", "train", "v", v[k], round=t, client=k, step=s)
-                    w_k = w_k - eta * clients[k].grad(w_k, batch)
-                    w_k = track(clients[k], w_k)
+                    w_k = global_step(k, w_k, batch, eta, opt_w)
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)
             log("client_end", "train", "w_local", w_k, round=t, client=k)
@@ -1088,8 +1106,15 @@ def run_partial(spec, clients, w0, log, simultaneous):
     trained model if it trained there, else the one it was sent), and with
     pfl.finetune_lr = decayed at η_ft times its lr.* factor after all its
     trainings.  final.w = (u, v⁰);
-    final.v[i] = device i's model (u^(T), v_i) after fine-tuning."""
+    final.v[i] = device i's model (u^(T), v_i) after fine-tuning.
+    opt.*: PFLlib clientrep.py's two optimizers (pfl_numpy_optim), begun at
+    each device's update as opt.state says: slot 0 steps u (FedAlt's u
+    steps at γ_u; FedSim's joint step, one optimizer with two parameter
+    groups, γ_u on u and γ_v on v), slot 1 steps FedAlt's v steps at γ_v
+    and the fine-tuning at η_ft.  A block the step leaves out keeps its
+    state (torch skips a parameter without a gradient)."""
     cfg = settings(spec)
+    opts = pfl_numpy_optim.for_run(spec)     # None for plain SGD
     tau_v = None if simultaneous else int(cfg["tau_v"])
     trained = [0] * len(clients)             # rounds each device trained in
     stateful = cfg["pfl.state"] == "stateful"
@@ -1120,10 +1145,32 @@ def run_partial(spec, clients, w0, log, simultaneous):
         raise Unsupported("bn.aggregate %r" % cfg["bn.aggregate"])
     own = [w0.copy() for _ in clients]
 
-    def move(x, g, which, gamma):
+    def move(x, g, which, gamma, opt=None):
+        if opt is not None:                  # optimizer.step() on `which`
+            return opt.step(x, g, gamma, which)
         x = x.copy()
         x[which] = x[which] - gamma * g[which]
         return x
+
+    def joint(opt, x, g, gamma_u, gamma_v):
+        """FedSim's optimizer.step() with its two groups: clip_grad_norm_
+        over every parameter of both (buffers have no gradient), then each
+        group's rule at its own step size on the clipped d."""
+        g = np.where(opt.buffer, 0.0, g)
+        if clip is not None:
+            coef = clip / (np.sqrt(np.sum(g * g)) + pfl_numpy_optim.CLIP_EPS)
+            if coef < 1.0:
+                g = g * coef
+        return opt.step(opt.step(x, g, gamma_v, personal), g, gamma_u, shared)
+
+    # FedSim's joint step clips once over both groups (above), so its
+    # optimizers (slot 0) run the groups' rules unclipped
+    slot0, clip = opts, None
+    if opts is not None and simultaneous:
+        slot0 = pfl_numpy_optim.Optimizers(spec)
+        slot0.cfg = dict(opts.cfg, **{"opt.clip": "off"})
+        if opts.cfg["opt.clip"] == "norm":
+            clip = opts.cfg["opt.clip_norm"]
 
     held = None        # each device's model after the last round (last_local)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
@@ -1150,6 +1197,8 @@ def run_partial(spec, clients, w0, log, simultaneous):
             trained[i] += 1
             gamma_u, gamma_v = c * cfg["gamma_u"], c * cfg["gamma_v"]
             batches = plan[i]
+            opt_u = opts and slot0.begin(0, i)   # optimizer
+            opt_v = opts and opts.begin(1, i)    # optimizer_per
             if not simultaneous and tau_v > len(batches):
                 raise Unsupported("tau_v = %d v steps, but client %d has %d "
                                   "batches in round %d"
@@ -1157,7 +1206,9 @@ def run_partial(spec, clients, w0, log, simultaneous):
             for s, z in enumerate(batches, start=1):
                 if simultaneous:
                     g = clients[i].grad(x, z)
-                    if BUG == "fedsim-sequential":   # u's gradient after v
+                    if opt_u is not None:            # one step, two groups
+                        x = joint(opt_u, x, g, gamma_u, gamma_v)
+                    elif BUG == "fedsim-sequential":   # u's gradient after v
                         x = move(x, g, personal, gamma_v)
                         g = clients[i].grad(x, z)
                         x = move(x, g, shared, gamma_u)
@@ -1169,13 +1220,15 @@ def run_partial(spec, clients, w0, log, simultaneous):
                     if BUG == "fedalt-u-first":      # u steps, then v steps
                         v_phase = s > len(batches) - tau_v
                     if v_phase:
-                        x = move(x, clients[i].grad(x, z), personal, gamma_v)
+                        x = move(x, clients[i].grad(x, z), personal, gamma_v,
+                                 opt_v)
                     else:
                         at = x
                         if BUG == "fedalt-stale-v":  # v of the round's start
                             at = x.copy()
                             at[personal] = v0 if reset else v[i]
-                        x = move(x, clients[i].grad(at, z), shared, gamma_u)
+                        x = move(x, clients[i].grad(at, z), shared, gamma_u,
+                                 opt_u)
                 x = track(clients[i], x)     # the last pass's statistics
                 log("step", "train", "w_local", x, round=t, client=i, step=s)
             log("client_end", "train", "w_local", x, round=t, client=i)
@@ -1221,9 +1274,14 @@ def run_partial(spec, clients, w0, log, simultaneous):
             eta_ft = cfg["eta_ft"] * (lr_factor(cfg, len(
                 spec["schedule"]["rounds"]), trained[i]) if decayed else 1.0)
             log("client_begin", "finetune", "v", x, client=i, step=0)
+            opt_ft = opts and opts.begin(1, i)   # optimizer_per's
             for s, z in enumerate(batches, start=1):
                 g = clients[i].grad(x, z)
-                x = x - eta_ft * g if full else move(x, g, personal, eta_ft)
+                if opt_ft is not None:
+                    x = opt_ft.step(x, g, eta_ft, None if full else personal)
+                else:
+                    x = x - eta_ft * g if full else move(x, g, personal,
+                                                         eta_ft)
                 x = track(clients[i], x)
                 log("step", "finetune", "v", x, client=i, step=s)
             log("client_end", "finetune", "v", x, client=i)

@@ -45,7 +45,7 @@ DEFAULTS = {"opt.method": "sgd", "opt.momentum": 0.0, "opt.dampening": 0.0,
 TAKES = ("fedavg", "local", "finetune", "fedbn", "lora", "feddyn", "scaffold", "fedprox",
          "pfedme", "prox", "fedrecon", "apple", "apfl", "interp", "pfedhn",
          "perfedavg", "pflego", "fedrod", "fedpac", "moon", "fedala", "fedproto",
-         "cfl", "ifca", "fedfomo")
+         "cfl", "ifca", "fedfomo", "ditto", "fedalt", "fedsim")
 CLIP_EPS = 1e-6                  # clip_grad_norm_'s 1e-6 beside the norm
 
 

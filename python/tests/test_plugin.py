@@ -215,8 +215,6 @@ def test_numpy(pflref_vector, pflref_check):
 '''
 
 
-OPT_ONLY_SOME = ("the candidate's client optimizer does not drive this "
-                 "algorithm (docs/examples/pfl_numpy_optim.py, TAKES)")
 # The vectors the NumPy candidate refuses (it raises its Unsupported, the
 # embedded test skips them), each with the reason: a new gap, or a gap
 # closed, changes this list and fails the test until it is updated.
@@ -227,44 +225,6 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
     "apple/worked/pfllib-run-partial":
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    "optim/ditto/momentum-client":
-        OPT_ONLY_SOME,
-    "optim/ditto/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/ditto/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/ditto/classical-client-decay":
-        OPT_ONLY_SOME,
-    "optim/ditto/adam-personal-client-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/ditto/momentum-shared-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedalt/decay-personal-server":
-        OPT_ONLY_SOME,
-    "optim/fedalt/decay-shared-client":
-        OPT_ONLY_SOME,
-    "optim/fedalt/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/fedalt/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedalt/classical-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedsim/decay-weights-groups":
-        OPT_ONLY_SOME,
-    "optim/fedsim/nesterov-clip-step-server":
-        OPT_ONLY_SOME,
-    "optim/fedsim/adamw-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedsim/classical-client-decay":
-        OPT_ONLY_SOME,
-    "optim/fedalt/adam-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedalt/momentum-server-bn-biased":
-        OPT_ONLY_SOME,
-    "optim/fedsim/adam-client-bn-frozen":
-        OPT_ONLY_SOME,
-    "optim/fedsim/momentum-server-bn-biased":
-        OPT_ONLY_SOME,
     # the exact variant's Hessian-vector product through a batch-norm layer
     "optim/perfedavg/exact-bn-biased":
         "pfl_numpy_perfedavg.py has no Hessian-vector product through batchnorm1d",
