@@ -42,7 +42,13 @@ Switches (spec names; the paper's value first):
                        gv = grad f_i(v_i); v_i := v_i - eta gv   (own loss)
                        adaptive: a := clip01(a - eta_alpha (sum_p (v - w)_p
                                  (a gv_p + (1 - a) gw_p) + 0.02 a))
-                                 at the new v_i, w_i, EVERY step
+                                 at the new v_i, w_i, EVERY step; with a
+                                 client optimizer gw, gv are p.grad after
+                                 its step: under opt.clip = norm the
+                                 gradients clip_grad_norm_ rescaled in
+                                 place before optimizer.step(), the step's
+                                 own weight decay and momentum left out
+                                 (torch computes them out of place)
                      and after the client's last step
                        v_i := (1 - a) w_i + a v_i
                      no v_bar note (PFLlib evaluates v_i itself)
@@ -92,6 +98,10 @@ Bugs (for the mutant checks; MUTANTS maps each flag to them):
                        under pfllib, v_i := a w_i + (1 - a) v_i
   pfllib-alpha-old-iterates
                        under pfllib, alpha_update at the old v_i, w_i
+  pfllib-alpha-unclipped
+                       under pfllib with opt.clip = norm, alpha_update reads
+                       the loss gradients as backward() gave them, not as
+                       clip_grad_norm_ rescaled them in place
   lr-ignored, lr-shifted, lr-per-round
                        as pflref_exact.round_factor
   alpha-lr-flip        eta_alpha decayed where apfl.alpha_lr = constant and
@@ -149,6 +159,7 @@ MUTANTS = {
     "apfl-pfllib": ["pfllib-mixture-v", "pfllib-no-decay",
                     "pfllib-no-overwrite", "pfllib-overwrite-swap",
                     "pfllib-alpha-old-iterates"],
+    "apfl-pfllib-clipped-grad": ["pfllib-alpha-unclipped"],
     "local-step-count": ["steps-plus-one", "steps-minus-one"],
     "stale-global": ["restart-w0"],
     "unsampled-client": ["train-all"],
@@ -259,8 +270,12 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
     eta, eta_alpha = cfg["eta"], cfg["eta_alpha"]
     opt = cfg.get("opt")
     gw = pr.grad(i, wi, batch, bugs)
+    # alpha_update reads p.grad after both steps: under opt.clip = norm the
+    # gradient clip_grad_norm_ left in place (read_w, read_v), never the
+    # step's decayed or momentum direction (pflref_exact_optim.step, seen)
+    read_w, read_v = [], []
     if opt is not None:                     # optimizer.step
-        wi_new = opt.step(i, 0, gw, wi, eta)
+        wi_new = opt.step(i, 0, gw, wi, eta, seen=read_w)
     else:
         wi_new = [x - eta * g for x, g in zip(wi, gw)]
     if pr.buffers:      # w_i's training pass moves its r_mu, r_v (never stepped)
@@ -272,7 +287,7 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
     else:
         gv = pr.grad(i, vi, batch, bugs)
     if opt is not None:                     # optimizer_per.step
-        vi_new = opt.step(i, 1, gv, vi, eta)
+        vi_new = opt.step(i, 1, gv, vi, eta, seen=read_v)
     else:
         vi_new = [x - eta * g for x, g in zip(vi, gv)]
     if pr.buffers:      # and v_i's its own
@@ -281,6 +296,8 @@ def pfllib_step(pr, i, wi, vi, a, batch, cfg, bugs):
     if cfg["switches"]["apfl.alpha"] != "adaptive":
         return wi_new, vi_new, a
     pv, pw = (vi, wi) if "pfllib-alpha-old-iterates" in bugs else (vi_new, wi_new)
+    if read_w and "pfllib-alpha-unclipped" not in bugs:
+        gw, gv = read_w, read_v
     grad = sum((p - q) * (a * g1 + (1 - a) * g2)
                for p, q, g1, g2 in zip(pv, pw, gv, gw))
     if "pfllib-no-decay" not in bugs:

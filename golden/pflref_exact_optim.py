@@ -185,7 +185,7 @@ class State:
 
 
 def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
-         eta_v=None):
+         eta_v=None, seen=None):
     """One optimizer step; d the loss gradient; returns the new theta.
     moving: the indices of the blocks that move in this step (a masked job:
     FedAlt's v or u steps, a personal fine-tuning), None = every block;
@@ -194,7 +194,12 @@ def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
     personal: the split's mask (1 on the personal entries) that
     opt.decay_scope = shared / personal reads, None = no split (every block
     shared); eta_v: the step size of the personal blocks (FedSim's second
-    parameter group), None = eta."""
+    parameter group), None = eta.
+    seen: a list that receives p.grad as torch leaves it after the step,
+    or None: clip_grad_norm_ rescales .grad in place (the clipped d), while
+    the step's weight decay, momentum and moments are computed out of
+    place and leave it (code that reads p.grad after optimizer.step(), as
+    PFLlib's APFL alpha_update does, reads the clipped loss gradient)."""
     d, theta = list(d), list(theta)
     method = c["opt.method"]
     lam = Fraction(c["opt.weight_decay"])
@@ -244,6 +249,8 @@ def step(c, st, pr, d, theta, eta, bugs, moving=None, personal=None,
             if coef < 1:
                 for p in idx:
                     d[p] = rnd(d[p] * coef)
+    if seen is not None:
+        seen[:] = d
     mu = Fraction(c["opt.momentum"])
     tau = Fraction(c["opt.dampening"])
     classical = c["opt.momentum_form"] == "classical"
@@ -347,15 +354,16 @@ class Optimizers:
             key, [State(self.pr.P) for _ in range(self.slots)])
         return sets[0 if "slots-shared" in self.bugs else k]
 
-    def step(self, i, k, d, theta, eta, mask=None, eta_v=None):
+    def step(self, i, k, d, theta, eta, mask=None, eta_v=None, seen=None):
         """One step of client i's optimizer k on the gradient d; mask (1 on
-        the moving entries, None = all) selects the moving blocks."""
+        the moving entries, None = all) selects the moving blocks; seen (a
+        list, or None) receives p.grad after the step (step's seen)."""
         moving = None
         if mask is not None:
             moving = {bi for bi, (_, idx) in enumerate(blocks(self.pr))
                       if mask[idx[0]]}
         return step(self.c, self.state(i, k), self.pr, d, theta, eta,
-                    self.bugs, moving, self.personal, eta_v)
+                    self.bugs, moving, self.personal, eta_v, seen)
 
     def stepper(self, i, k):
         """The step of client i's optimizer k as pflref_exact.local_sgd

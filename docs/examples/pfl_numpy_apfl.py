@@ -53,10 +53,12 @@ Switches (notes §6(f)):
                             w_i's on ∇f_i(w_i), v_i's on α_i ∇f_i(v̄) (the
                             v step's whole gradient in v_i), or on ∇f_i(v_i)
                             under pfllib; the α steps read what they read
-                            without one (the iterates the optimizers left,
-                            the unclipped gradients; pfllib with opt.clip =
-                            norm is refused: whether alpha_update's p.grad
-                            is the clipped one, no vector settles).
+                            without one (the iterates the optimizers left),
+                            and under pfllib alpha_update's p.grad: with
+                            opt.clip = norm the gradients as
+                            clip_grad_norm_ rescaled them in place before
+                            step(), which leaves p.grad alone (its decay
+                            and momentum are computed out of place)
                             opt.state: both new for each client update
                             (reset), client i's own pair (client), one
                             pair carried from client to client (server)
@@ -77,7 +79,8 @@ import numpy as np
 ALGORITHM = "apfl"
 BUGS = ("apfl-output-mix", "apfl-v-no-alpha", "apfl-mix-new-w",
         "apfl-alpha-new-iterates", "apfl-alpha-no-projection",
-        "apfl-fedtorch-every-step", "apfl-pfllib-no-overwrite")
+        "apfl-fedtorch-every-step", "apfl-pfllib-no-overwrite",
+        "apfl-pfllib-alpha-unclipped")
 
 DEFAULTS = {"apfl.alpha": "fixed", "apfl.mix": "parameter",
             "apfl.mix_uses_w": "old", "apfl.alpha_rule": "paper",
@@ -144,6 +147,18 @@ def loss_slope(data, z, batch):
     return data.s * (z - y[:, None])
 
 
+def grad_after_step(opt, d):
+    """p.grad once clip_grad_norm_ and opt's step() have run on d: under
+    opt.clip = norm rescaled by min(c/(‖d‖ + 10⁻⁶), 1) (torch's clamped
+    coefficient) over the parameters (batchnorm's statistics are not
+    parameters), else d; the step itself leaves p.grad as it found it."""
+    if opt is None or opt.cfg["opt.clip"] != "norm":
+        return d
+    d = np.where(opt.buffer, 0.0, d)
+    coef = opt.cfg["opt.clip_norm"] / (np.sqrt(np.sum(d * d)) + 1e-6)
+    return d * min(coef, 1.0)
+
+
 def run(spec, clients, w0, log, bug):
     hp = spec["algorithm"].get("hyperparameters", {})
     sw = dict(DEFAULTS)
@@ -173,10 +188,6 @@ def run(spec, clients, w0, log, bug):
     lr_cfg = dict(sw, **hp)                # lr.schedule, lr.gamma, lr.count
     trained = [0] * len(clients)           # trainings of each client so far
     opts = _host().pfl_numpy_optim.for_run(spec)   # opt.*: None for SGD
-    if pfllib and opts is not None and opts.cfg["opt.clip"] == "norm":
-        raise _host().Unsupported("apfl.variant = pfllib with opt.clip = "
-                                  "norm (which gradients alpha_update reads "
-                                  "after clipping: no vector settles it)")
 
     def step(opt, x, d, lr):
         """x after one step on d at lr: the optimizer's, or x − lr d."""
@@ -225,6 +236,9 @@ def run(spec, clients, w0, log, bug):
                     g_v = clients[k].grad(v[k], batch)
                     v[k] = _host().track(clients[k],
                                          step(opt_v, v[k], g_v, eta_k))
+                    if bug != "apfl-pfllib-alpha-unclipped":
+                        g_own = grad_after_step(opt_w, g_own)
+                        g_v = grad_after_step(opt_v, g_v)
                     w_k = w_next
                     log("step", "train", "w_local", w_k, round=t, client=k,
                         step=s)

@@ -24,6 +24,10 @@ Vectors (ids optim/<algorithm>/<name>; file <algorithm>-<name>.json):
                                across rounds, momentum with dampening
   apfl/momentum-server         w_i's and v_i's optimizers, one object each
                                carried from client to client
+  apfl/pfllib-clip-momentum-client
+                               the preset pfllib with a clip acting on some
+                               steps, momentum and coupled decay kept per
+                               client: alpha_update reads the clipped p.grad
   finetune/nesterov-server     FedAvg rounds, then the fine-tuning's own
                                optimizer (personal scope, proximal term)
   finetune/decay-shared-momentum   split b, weight decay on the shared w
@@ -354,6 +358,79 @@ def apfl_momentum_server():
         {"apfl-v-scale": ["v-no-alpha", "v-own-loss"],
          "apfl-alpha-update": ["alpha-sign", "alpha-new-iterates"]},
         [every_lifetime_differs])
+
+
+def alpha_clear_of_bounds(spec, exp, tol):
+    """Every unprojected alpha update at least 1e-6 inside or outside
+    [0, 1] (rounding cannot flip a projection), and some of them read a
+    clipped step: the clip acts on some steps and not on others."""
+    raw = []
+    xa.replay(spec, unclipped=raw)
+    assert raw and all(abs(x) > Fraction(1, 10**6) and
+                       abs(x - 1) > Fraction(1, 10**6) for x in raw), raw
+    clip_acts(spec, exp, tol)
+
+
+def alpha_reads_clipped(spec, exp, tol):
+    """The final alphas are where the two readings part: alpha_update on
+    the unclipped gradients moves some final alpha_i by more than 1e3
+    tolerances (check_mutants shows it moves the trajectory too)."""
+    _, _, _, alpha = xa.replay(spec)
+    _, _, _, alpha_raw = xa.replay(spec, frozenset({"pfllib-alpha-unclipped"}))
+    gap = max(abs(a - b) for a, b in zip(alpha, alpha_raw))
+    assert gap > 1e3 * (tol["atol"] + tol["rtol"]), float(gap)
+
+
+def apfl_pfllib_clip():
+    """PFLlib's APFL (preset pfllib) with clip_grad_norm_ before each of
+    its two optimizers' step(): alpha_update, run after both steps, reads
+    p.grad, the gradients as the clip left them (docs/algorithms/apfl.md,
+    PFLlib's APFL with a client optimizer)."""
+    c = 1.78125
+    algorithm = {"name": "apfl", "preset": "pfllib",
+                 "hyperparameters": {"eta": 0.078125, "alpha": 0.3125,
+                                     "eta_alpha": 0.40625,
+                                     "opt.momentum": 0.5625,
+                                     "opt.weight_decay": 0.1875,
+                                     "opt.clip_norm": c, "lr.gamma": 0.71875},
+                 "switches": {"opt.clip": "norm", "opt.state": "client",
+                              "lr.schedule": "exponential"}}
+    spec = base_spec(LINEAR, CLIENTS, INIT, algorithm, ROUNDS)
+    return make(
+        "apfl", "pfllib-clip-momentum-client",
+        "APFL as PFLlib runs it (preset pfllib), clip_grad_norm_ at %g before "
+        "torch.optim.SGD(momentum = 0.5625, weight_decay = 0.1875) on w_i and "
+        "on v_i, kept per client, exponential decay 0.71875: alpha_update "
+        "reads the clipped gradients" % c,
+        "APFL under the preset pfllib (TsingZ0/PFLlib clientapfl.py: per "
+        "batch w_i's step on its own loss, v_i's step on its own loss, then "
+        "alpha_update at the new iterates with the gradients p.grad, + 0.02 "
+        "alpha, projected; after the client's last batch v_i <- (1 - alpha) "
+        "w_i + alpha v_i; n_i weights; lr.count = trainings; alpha's step "
+        "eta_alpha = 0.40625 undecayed), linear model with bias, squared "
+        "loss, three clients (n = 3, 4, 5), S = {0, 1}, {1, 2}, {0, 2}, eta = "
+        "0.078125, alpha_0 = 0.3125.  Each model's optimizer (optimizer, "
+        "optimizer_per) is torch.optim.SGD(momentum = 0.5625, weight_decay = "
+        "0.1875, coupled) kept per client (opt.state = client, PFLlib builds "
+        "both in __init__), with clip_grad_norm_(max_norm = %g) between "
+        "backward() and step() (opt.clip = norm; acting on some steps, not "
+        "on others).  clip_grad_norm_ rescales p.grad in place, and the "
+        "steps' weight decay and momentum are computed out of place, so "
+        "alpha_update's p.grad is each model's clipped loss gradient.  "
+        "lr.schedule = exponential, lr.gamma = 0.71875 (w_i's and v_i's "
+        "step sizes, by each client's own trainings)." % c,
+        spec, tolerance(STEPS + ", a w, a v and an alpha step per batch, "
+                        "clipping norms at 60 digits", exact=False),
+        ["apfl-pfllib-clipped-grad", "apfl-pfllib", "clip-scope",
+         "optimizer-state-lifetime", "optimizer-slots-shared",
+         "aggregation-weights", "lr-schedule"],
+        {"apfl-pfllib-clipped-grad": ["pfllib-alpha-unclipped"],
+         "apfl-pfllib": ["pfllib-mixture-v", "pfllib-no-decay",
+                         "pfllib-no-overwrite", "pfllib-alpha-old-iterates"],
+         "clip-scope": ["clip-per-block", "clip-after-decay"],
+         "aggregation-weights": ["uniform-weights"],
+         "lr-schedule": ["lr-ignored", "lr-shifted"]},
+        [every_lifetime_differs, alpha_clear_of_bounds, alpha_reads_clipped])
 
 
 # ---------------------------------------------------------------- finetune
@@ -1044,6 +1121,7 @@ SWITCH_MAKERS += tuple(_frozen(alg, kind) for alg in FROZEN_SWITCHES
 
 
 MAKERS = (clip_rational, ditto_momentum_client, apfl_momentum_server,
+          apfl_pfllib_clip,
           finetune_nesterov_server, finetune_decay_shared_momentum,
           finetune_decay_personal, finetune_decay_all_dampening,
           interp_adamw_client,

@@ -485,7 +485,8 @@ static pflref_status pfllib_step(pflref_state *s, size_t i,
         return st;
 
     /* alpha_update: Σ_p (v_i − w_i)_p (α g_v,p + (1 − α) g_w,p) + 0.02 α,
-     * at the new v_i, w_i, with the gradients taken before the steps */
+     * at the new v_i, w_i; g_w, g_v taken before the steps, as .grad:
+     * clipped in place under opt.clip = norm (docs/algorithms/apfl.md) */
     const double eta_alpha = isnan(hp->eta_alpha) ? eta : hp->eta_alpha;
     double grad_alpha = 0.0;
     /*@ loop assigns p, grad_alpha; */

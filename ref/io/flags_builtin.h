@@ -14,6 +14,7 @@ static const char *const PFLREF_FLAGS_BUILTIN[] = {
     "apfl-mix",
     "apfl-mix-uses-w",
     "apfl-pfllib",
+    "apfl-pfllib-clipped-grad",
     "apfl-v-scale",
     "apple-core-step",
     "apple-downloads",
