@@ -28,7 +28,9 @@ n_i-weighted mean (samples).  apfl.variant = pfllib (PFLlib's
 clientapfl.py, the preset pfllib): per batch the w step, then v's step on
 v's own loss (optimizer_per), then α ← clip(α − η_α ((v − w)·(α g_v +
 (1 − α) g_w) + 0.02 α), 0, 1) at the new v, w with the two loss gradients
-just taken; after the last batch v_i ← (1 − α) w_i + α v_i.
+just taken, read from .grad after both steps (clip_grad_norm_ scales .grad
+in place, so α sees the clipped gradients); after the last batch
+v_i ← (1 − α) w_i + α v_i.
 
 The two optimizers are torch_common.ClientOptimizers' slots 0 (w_i's,
 PFLlib's optimizer) and 1 (v_i's, optimizer_per): plain torch.optim.SGD
@@ -200,12 +202,15 @@ def run(vector_raw):
         a = alpha[k]
         opt_w.zero_grad()
         data.loss(w_k, b).backward()                       # optimizer
-        g_w = [p.grad.clone() for p in w_k.parameters()]
         opt_w.step()
         opt_v.zero_grad()
         data.loss(v_k, b).backward()                       # optimizer_per
-        g_v = [p.grad.clone() for p in v_k.parameters()]
         opt_v.step()
+        # alpha_update() reads .grad after both steps, as PFLlib's
+        # clientapfl.py does: the loss gradients as clip_grad_norm_ left
+        # them (it scales .grad in place; decay and momentum do not touch it)
+        g_w = [p.grad.clone() for p in w_k.parameters()]
+        g_v = [p.grad.clone() for p in v_k.parameters()]
         rec.step(prob_round[0], k, s, "w_local", state_flat(w_k))
         rec.step(prob_round[0], k, s, "v", state_flat(v_k))
         if not adaptive:
