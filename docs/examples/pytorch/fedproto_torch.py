@@ -11,7 +11,7 @@ Algorithm 1 (lines as in docs/algorithms/fedproto.md):
                 loss = CE(out, y) + λ mean_b R(rep_b, C̄^(y_b)), R = ‖·‖²
                 (fedproto.distance = mse: torch's MSELoss per sample, ‖·‖²/h),
                 no R term for a class without a global prototype;
-                loss.backward(); optimizer.step()  (torch.optim.SGD(lr=η))
+                loss.backward(); optimizer.step()  (the client optimizer)
   local l. 8    C_i^(j): class means of net[:-1](x) over D_i at the trained
                 model (client_protos = during_training: of every batch's
                 rep before its step)
@@ -27,6 +27,18 @@ torch.optim.SGD(lr=η, momentum=0.5) at each local update) and pfllib (the
 same switches, plain SGD, lr.count = trainings: each client's η decays
 with its own updates, PFLlib's per-client ExponentialLR).
 
+The client optimizer (opt.*, lr.*; docs/optimizers.md, slot 0 of
+fedproto): torch_common.ClientOptimizer over the client's net's
+parameters(), as moon_torch.py builds it: torch.optim.SGD (momentum,
+dampening, Nesterov, coupled or decoupled weight decay), ClassicalSGD,
+Adam or AdamW; the decay scope (all, weights: no bias, no batchnorm γ, β;
+shared / personal: the spec's split, which FedProto itself does not
+read); clip_grad_norm_ over the parameters before the step; and where
+its state lives (opt.state: reset, a new one at each local update as
+yuetan031/FedProto lib/update.py builds it; client, kept per client;
+server, carried from client to client in training order).  The
+optimizer's lr is η times the round's lr_factor.
+
 Batch normalisation (docs/algorithms/fedproto.md, "Batch
 normalisation"): a layer list's batchnorm layers are torch.nn.BatchNorm1d
 / 2d (torch_bn.py) and each client's net is in train() mode for its
@@ -41,9 +53,9 @@ usage: fedproto_torch.py VECTOR.json -o RESULT.json
 """
 import torch
 
-from torch_bn import bn_problem, require_dense_head, state_flat
-from torch_common import (Recorder, Unsupported, clone, lr_factor, main,
-                          sgd_settings)
+from torch_bn import bn_problem, require_dense_head, split_test, state_flat
+from torch_common import (ClientOptimizers, Recorder, Unsupported, clone,
+                          lr_factor, main, spell_preset, take_optimizer)
 
 # docs/algorithms/fedproto.md, "Switches and presets"
 SAME = {"fedproto.distance": "mse", "fedproto.client_protos":
@@ -61,14 +73,16 @@ def prototype_term(rep, y, cbar, have, mse):
     return (mask * d).mean()
 
 
-def local_update(prob, rec, t, i, net, batches, cbar, have, K, sgd, eta):
-    """LocalUpdate(i, C̄): the steps; returns (class sums, class counts)."""
+def local_update(prob, rec, t, i, net, batches, cbar, have, K, eta):
+    """LocalUpdate(i, C̄): the steps; returns (class sums, class counts).
+    The client's optimizer comes from prob.optimizers (slot 0) at lr
+    eta and goes back there when the steps end (opt.state)."""
     cfg, data = prob.cfg, prob.clients[i]
     lam = cfg["fedproto.lambda"]
     mse = cfg.get("fedproto.distance", "squared_l2") == "mse"
     during = cfg.get("fedproto.client_protos", "trained") == "during_training"
     net.train()
-    opt = torch.optim.SGD(net.parameters(), lr=eta, **sgd)
+    opt = prob.optimizers.get(0, i, net, eta, split_test(prob))
     rec.record("client_begin", "v", state_flat(net), round=t, client=i,
                step=0)
     h = net[-1].in_features
@@ -87,6 +101,7 @@ def local_update(prob, rec, t, i, net, batches, cbar, have, K, sgd, eta):
         loss.backward()
         opt.step()
         rec.step(t, i, s, "v", state_flat(net))
+    prob.optimizers.keep(0, i, opt)
     rec.client_end(t, i, "v", state_flat(net))
     if not during:      # l. 8: f_i(x) of the trained model, eval() passes
         net.eval()
@@ -100,8 +115,10 @@ def local_update(prob, rec, t, i, net, batches, cbar, have, K, sgd, eta):
 
 def run(vector_raw):
     """FedProto on a golden vector; returns its pflref-result/1 dict."""
-    raw, sgd = sgd_settings(vector_raw, "fedproto", PRESETS)
+    raw, ocfg = take_optimizer(spell_preset(vector_raw, "fedproto",
+                                            PRESETS))
     prob = bn_problem(raw, "fedproto")
+    prob.optimizers = ClientOptimizers(ocfg)
     require_dense_head(prob)
     if "bn.aggregate" in prob.cfg:
         raise Unsupported("bn.aggregate (no model travels in FedProto)")
@@ -118,7 +135,7 @@ def run(vector_raw):
                                               trained=trained[i])
             trained[i] += 1
             S, n = local_update(prob, rec, t, i, nets[i], batches, cbar,
-                                have, K, sgd, eta)
+                                have, K, eta)
             hv = n > 0
             C = torch.zeros(K, h)
             C[hv] = S[hv] / n[hv].unsqueeze(1)
