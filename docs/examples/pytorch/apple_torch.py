@@ -45,57 +45,33 @@ client's own buffers.  Only bn.aggregate = parameters_only (the presets
 pfllib, pfllib_run) runs with batch normalisation; average, which would
 mix the cores' statistics, is refused as pflref refuses it (G6).
 
-The client optimizer (opt.*): the same torch optimizer, its two parameter
-groups at lr η (or N η) and η_p, with the vector's settings (SGD momentum,
-dampening, nesterov, weight decay; Adam, AdamW), as the authors' script
-builds it (momentum 0.9 there); opt.state = reset builds it for every
-client update, client and server restore it from a kept state_dict.
-Clipping, a decay scope other than all and the classical momentum form
-are not followed (Unsupported).
+The client optimizer (opt.*; docs/algorithms/apple.md, "The client
+optimizer"): one torch_common.ClientOptimizer over (w_i, p_i), as the
+authors' script builds one torch.optim.SGD (momentum 0.9 there) over the
+core and ps: the core's blocks (its parameters() one tensor each, cut from
+the flat core) in the groups of η (or N η), p_i as the tensor ps in the
+groups of η_p.  It follows every opt.* setting: torch.optim.SGD (momentum,
+dampening, Nesterov), ClassicalSGD (opt.momentum_form = classical: v ← μ v
+− η d, each group its own η), Adam, AdamW; coupled or decoupled weight
+decay (θ ← θ (1 − η λ) in each group at its own η); opt.decay_scope =
+weights, the no-decay group of the core's biases (and batchnorm γ, β),
+ps decayed with the weights; clip_grad_norm_ over both groups' gradients
+(the core's and p_i's, one norm) before the step; opt.state = reset builds
+it for every client update, client and server restore it from a kept
+state_dict (ClientOptimizers, slot 0).  A decay scope on a split (shared,
+personal) is refused as pflref refuses it (Z12).
 
 usage: apple_torch.py VECTOR.json -o RESULT.json
 """
-import copy
 import math
 
 import torch
 from torch.nn.utils import stateless
 
 from torch_bn import bn_problem, parameter_mask, state_flat
-from torch_common import (OPT_DEFAULTS, Recorder, Unsupported, clone,
-                          lr_factor, main)
-
-
-def opt_settings(vector_raw):
-    """(the vector without its opt.* keys, the opt.* settings over their
-    defaults)."""
-    vec = copy.deepcopy(vector_raw)
-    alg = vec["spec"]["algorithm"]
-    cfg = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
-            cfg[k] = alg[part].pop(k)
-    if cfg["opt.clip"] != "off" or cfg["opt.decay_scope"] != "all" or \
-            cfg["opt.momentum_form"] != "pytorch" or \
-            (cfg["opt.method"] != "adamw" and
-             cfg["opt.weight_decay_form"] != "coupled"):
-        raise Unsupported("opt.clip, opt.decay_scope, opt.momentum_form or "
-                          "opt.weight_decay_form away from the defaults")
-    return vec, cfg
-
-
-def make_optimizer(ocfg, groups):
-    """The torch optimizer the opt.* settings name, over the groups."""
-    if ocfg["opt.method"] == "sgd":
-        return torch.optim.SGD(groups, lr=groups[0]["lr"],
-                               momentum=ocfg["opt.momentum"],
-                               dampening=ocfg["opt.dampening"],
-                               nesterov=ocfg["opt.nesterov"] == "on",
-                               weight_decay=ocfg["opt.weight_decay"])
-    kind = torch.optim.Adam if ocfg["opt.method"] == "adam" else torch.optim.AdamW
-    return kind(groups, lr=groups[0]["lr"],
-                betas=(ocfg["opt.beta1"], ocfg["opt.beta2"]),
-                eps=ocfg["opt.eps"], weight_decay=ocfg["opt.weight_decay"])
+from torch_common import (OPT_DEFAULTS, ClientOptimizers, Recorder,
+                          Unsupported, clone, lr_factor, main,
+                          take_optimizer)
 
 DEFAULTS = {"apple.scheduler": "cosine", "apple.prox": "half",
             "apple.p_init": "samples", "apple.order": "joint",
@@ -168,8 +144,24 @@ def hand_step(cfg, module, i, w_i, p, held, p0, lam, eta_w, eta_p,
     return new_core, p - eta_p * grads, w_p            # :66
 
 
-def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
-                  saved=None, net=None, mask=None):
+def optimizer_vector(net, core, p_i):
+    """The tensors the client optimizer steps, in a module that names
+    them: a copy of the client's module whose parameters() are the core's
+    blocks (cut from the flat core, each its own leaf, as torch holds the
+    core's tensors) plus one more parameter, ps = p_i.  Its names give
+    opt.decay_scope = weights its no-decay group (the core's biases,
+    batchnorm γ, β), and ps the groups of η_p."""
+    holder = clone(net)
+    with torch.no_grad():
+        for q, v in zip(holder.parameters(), unflat(holder, core).values()):
+            q.copy_(v)
+    holder.register_parameter("ps", torch.nn.Parameter(p_i.clone()))
+    blocks = [q for name, q in holder.named_parameters() if name != "ps"]
+    return holder, blocks, holder.ps
+
+
+def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, net=None,
+                  mask=None):
     """Lines 6-10 for client i: returns (its core, p_i, the mixture w_p the
     last step started from, None without steps).  held: the cores as the
     client holds them (flat, the state_dict layout); net: the client's
@@ -207,53 +199,51 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, ocfg=None,
             rec.step(t, i, s, "p_i", p)
         return (as_state(w_i), p.detach().clone(),
                 None if last is None else as_state(last))
-    w_i = held[i].clone().requires_grad_(True)
-    p = p_i.clone().requires_grad_(True)
+    holder, blocks, p = optimizer_vector(net, held[i], p_i)
+
+    def core():               # the flat core, autograd into its blocks
+        return torch.cat([q.reshape(-1) for q in blocks])
+
     coef = lam * cfg["apple.mu"] * (1.0 if cfg["apple.prox"] == "full"
                                     else 0.5)
-    groups = [{"params": [w_i], "lr": eta_w},
-              {"params": [p], "lr": eta_p}]
-    opt = (torch.optim.SGD(groups) if ocfg is None
-           else make_optimizer(ocfg, groups))
-    life = ocfg["opt.state"] if ocfg is not None else "reset"
-    key = i if life == "client" else None
-    if life != "reset" and key in saved:
-        opt.load_state_dict(saved[key])
-        for g, lr in zip(opt.param_groups, (eta_w, eta_p)):
-            g["lr"] = lr              # this round's, not the saved ones
-    rec.record("client_begin", "w_i", as_state(w_i), round=t, client=i,
+    # the core's groups at eta_w, ps's at eta_p; opt.state's lifetime
+    opt = prob.optimizers.get(0, i, holder, eta_w,
+                              lambda name: name == "ps", eta_p)
+    rec.record("client_begin", "w_i", as_state(core()), round=t, client=i,
                step=0)
     for s, b in enumerate(batches, start=1):
         opt.zero_grad()
+        w_i = core()
         w_p = sum(p[j] * (w_i if j == i else held[j]) for j in range(N))
         last = w_p.detach().clone()
         loss = prob.clients[i].loss_of(net, w_p, b)
         loss = loss + coef * ((p - p0) ** 2).sum()
         loss.backward()
         opt.step()
-        rec.step(t, i, s, "w_i", as_state(w_i))
+        rec.step(t, i, s, "w_i", as_state(core()))
         rec.step(t, i, s, "p_i", p)
-    if life != "reset":
-        saved[key] = copy.deepcopy(opt.state_dict())
-    return (as_state(w_i), p.detach().clone(),
+    prob.optimizers.keep(0, i, opt)
+    return (as_state(core()), p.detach().clone(),
             None if last is None else as_state(last))
 
 
 def run(vector_raw):
     """APPLE on a golden vector; returns its pflref-result/1 dict."""
-    vector_raw, ocfg = opt_settings(vector_raw)
+    vector_raw, ocfg = take_optimizer(vector_raw)
+    if ocfg["opt.decay_scope"] in ("shared", "personal"):
+        raise Unsupported("opt.decay_scope %r: APPLE has no split (pflref "
+                          "refuses it: Z12)" % ocfg["opt.decay_scope"])
     alg = vector_raw["spec"]["algorithm"]
     if alg.get("preset") == "pfllib_run":      # its switches, spelled out
         alg.pop("preset")
         alg["switches"] = dict(PFLLIB_RUN, **alg.get("switches", {}))
-    if all(ocfg[k] == v for k, v in OPT_DEFAULTS.items()):
-        ocfg = None                    # the paper's plain steps
-    saved = {}
+    plain = all(ocfg.get(k) == v for k, v in OPT_DEFAULTS.items())
     prob = bn_problem(vector_raw, "apple")
+    prob.optimizers = ClientOptimizers(ocfg)
     cfg = prob.cfg
     for k, v in DEFAULTS.items():
         cfg.setdefault(k, v)
-    if ocfg is not None and (cfg["apple.order"] != "joint"
+    if not plain and (cfg["apple.order"] != "joint"
                              or cfg["apple.p_grad"] != "inner"):
         raise Unsupported("opt.* with PFLlib's hand-written updates "
                           "(apple.order, apple.p_grad; pflref: Z11)")
@@ -304,8 +294,8 @@ def run(vector_raw):
                         for j in range(N)]
             rec.record("note", "lambda", [lam], round=t, client=i)
             cores[i], ps[i], last = client_update(
-                prob, rec, t, i, held, ps[i], p0, lam, batches, ocfg, saved,
-                nets[i], mask)
+                prob, rec, t, i, held, ps[i], p0, lam, batches, nets[i],
+                mask)
             if cfg["apple.peers"] == "sequential":  # later ones see it
                 server[i] = cores[i].clone()        # stepped, in place
             mixture = cfg["apple.upload"] == "mixture" and last is not None
