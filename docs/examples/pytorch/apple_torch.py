@@ -59,7 +59,9 @@ ps decayed with the weights; clip_grad_norm_ over both groups' gradients
 (the core's and p_i's, one norm) before the step; opt.state = reset builds
 it for every client update, client and server restore it from a kept
 state_dict (ClientOptimizers, slot 0).  A decay scope on a split (shared,
-personal) is refused as pflref refuses it (Z12).
+personal) is refused as pflref refuses it (Z12).  Negative control
+apple-clip-core (torch_common.CONTROLS): clip_grad_norm_ over the core's
+blocks alone, p_i's gradient left out of the norm and unclipped.
 
 usage: apple_torch.py VECTOR.json -o RESULT.json
 """
@@ -67,6 +69,8 @@ import math
 
 import torch
 from torch.nn.utils import stateless
+
+import torch_common
 
 from torch_bn import bn_problem, parameter_mask, state_flat
 from torch_common import (OPT_DEFAULTS, ClientOptimizers, Recorder,
@@ -219,6 +223,11 @@ def client_update(prob, rec, t, i, held, p_i, p0, lam, batches, net=None,
         loss = prob.clients[i].loss_of(net, w_p, b)
         loss = loss + coef * ((p - p0) ** 2).sum()
         loss.backward()
+        ocfg = prob.optimizers.ocfg
+        if "apple-clip-core" in torch_common.CONTROLS and \
+                ocfg["opt.clip"] == "norm":         # a negative control
+            torch.nn.utils.clip_grad_norm_(blocks, ocfg["opt.clip_norm"])
+            opt.ocfg = dict(ocfg, **{"opt.clip": "off"})   # step() skips it
         opt.step()
         rec.step(t, i, s, "w_i", as_state(core()))
         rec.step(t, i, s, "p_i", p)

@@ -35,7 +35,8 @@ setting is really exercised; and for FedSim, CFL, IFCA and FedFomo a
 one-line break of the algorithm's own state (CONTROLS too:
 fedsim-sequential, fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
 ifca-estimate-in-place, fedfomo-affinity-ratio, each named in its
-candidate's docstring) fails its vectors.
+candidate's docstring) fails its vectors; apple-clip-core (APPLE's clip
+over the core's blocks alone, not p_i's) fails its clip vector.
 """
 import json
 import os
@@ -254,6 +255,27 @@ NEGATIVE = [
     ("fedfomo/worked-draws-pfllib-run.json", "lr-count-rounds"),
     ("optim/fedfomo-momentum-client.json", "opt-state-reset"),
     ("optim/fedfomo-nesterov-clip-server-step.json", "opt-no-clip"),
+    # FedProto's and APPLE's client optimizers (ClientOptimizers; APPLE's
+    # one object over the core's blocks and ps, clipped as one vector)
+    ("fedproto/layers-official.json", "opt-no-momentum"),
+    ("optim/fedproto-adam-server.json", "opt-state-reset"),
+    ("optim/fedproto-adamw-shared-client-bn-biased.json", "opt-decay-all"),
+    ("optim/fedproto-adamw-shared-client-bn-biased.json", "opt-state-reset"),
+    ("optim/fedproto-classical-personal-client.json", "opt-torch-momentum"),
+    ("optim/fedproto-classical-personal-client.json", "opt-decay-all"),
+    ("optim/fedproto-nesterov-clip-step-server-bn-frozen.json",
+     "opt-no-clip"),
+    ("optim/fedproto-nesterov-clip-step-server-bn-frozen.json",
+     "opt-no-nesterov"),
+    ("optim/fedproto-nesterov-clip-step-server-bn-frozen.json",
+     "opt-decay-coupled"),
+    ("optim/apple-nesterov-clip-step-server.json", "opt-no-clip"),
+    ("optim/apple-nesterov-clip-step-server.json", "apple-clip-core"),
+    ("optim/apple-nesterov-clip-step-server.json", "opt-decay-all"),
+    ("optim/apple-nesterov-clip-step-server.json", "opt-decay-coupled"),
+    ("optim/apple-nesterov-clip-step-server.json", "opt-state-reset"),
+    ("optim/apple-classical-client-decay.json", "opt-torch-momentum"),
+    ("optim/apple-classical-client-decay.json", "opt-state-reset"),
 ]
 
 

@@ -411,15 +411,11 @@ def settings(spec):
     return cfg
 
 
-SGD_KEYS = ("opt.momentum", "opt.dampening", "opt.nesterov",
-            "opt.weight_decay")
-
-
 def spell_preset(vector_raw, algorithm, presets):
     """A copy of the vector with its preset, one of `presets` {name: its
     switches}, written out as switches below the spec's own (for a
     candidate whose presets torch_common.PRESETS does not hold, before
-    sgd_settings or take_optimizer takes the opt.* keys out)."""
+    take_optimizer takes the opt.* keys out)."""
     vec = copy.deepcopy(vector_raw)
     alg = vec.get("spec", {}).get("algorithm", {})
     preset = alg.get("preset", "paper")
@@ -430,31 +426,6 @@ def spell_preset(vector_raw, algorithm, presets):
         alg["switches"] = dict(presets[preset], **alg.get("switches", {}))
     return vec
 
-
-def sgd_settings(vector_raw, algorithm, presets):
-    """For a candidate whose local steps take torch.optim.SGD's arguments:
-    (a copy of the vector with its preset, one of `presets` {name: its
-    switches}, written out as switches and its opt.* keys taken out, the
-    keyword arguments of torch.optim.SGD they give: momentum, dampening,
-    nesterov, weight_decay, coupled, on every parameter).  Any other opt.*
-    value (Adam, decoupled decay, clipping, a state kept across rounds, a
-    decay scope) is refused."""
-    vec = spell_preset(vector_raw, algorithm, presets)
-    alg = vec.get("spec", {}).get("algorithm", {})
-    opt = dict(OPT_DEFAULTS)
-    for part in ("hyperparameters", "switches"):
-        for k in [k for k in alg.get(part, {}) if k.startswith("opt.")]:
-            opt[k] = alg[part].pop(k)
-    other = sorted(k for k in opt if k not in SGD_KEYS
-                   and opt[k] != OPT_DEFAULTS.get(k))
-    if other:
-        raise Unsupported("client optimizer %s (this example takes "
-                          "torch.optim.SGD's momentum, dampening, nesterov, "
-                          "weight_decay)" % ", ".join(other))
-    return vec, {"momentum": opt["opt.momentum"],
-                 "dampening": opt["opt.dampening"],
-                 "nesterov": opt["opt.nesterov"] == "on",
-                 "weight_decay": opt["opt.weight_decay"]}
 
 def lr_factor(cfg, t, which="eta", trained=None):
     """Round t's factor on a step size (lr.schedule, docs/formats.md):
@@ -508,8 +479,8 @@ def weights(scheme, S, n):
 # clients from one RandomState(client_seed), not a fresh one per round);
 # and the algorithms' own, read by their candidates: fedsim-sequential,
 # fedsim-one-lr, cfl-parent-update, ifca-cluster-divisor,
-# ifca-estimate-in-place, fedfomo-affinity-ratio (each candidate's
-# docstring says what it breaks).
+# ifca-estimate-in-place, fedfomo-affinity-ratio, apple-clip-core (each
+# candidate's docstring says what it breaks).
 # Empty by default.
 CONTROLS = set(filter(None, os.environ.get("PFLREF_TORCH_CONTROL",
                                            "").split(",")))
