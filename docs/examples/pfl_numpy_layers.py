@@ -562,7 +562,9 @@ class Layers:
         along θ + εv (Pearlmutter's R-operator).  A forward pass with
         tangents Ẏ of every layer's output, then the backward pass with
         the signal's tangent Ġ beside G; relu and max-pool are piecewise
-        linear (their second derivative is 0 off the kinks)."""
+        linear (their second derivative is 0 off the kinks); a batchnorm
+        layer in training mode differentiates its batch statistics too
+        (bn_tangent, bn_backward_tangent)."""
         X, y = self.X[batch], self.y[batch]
         z, caches = self.forward(theta, X, train=True)
         dA = np.zeros((len(batch),) + self.input)
@@ -621,7 +623,27 @@ class Layers:
             return dX * Y * (1.0 - Y)
         if t == "dropout":   # linear given the pass's mask: Ẏ = Ẋ · m/(1 − p)
             return dX * cache["noise"] if "noise" in cache else dX
+        if t in ("batchnorm1d", "batchnorm2d"):
+            return self.bn_tangent(theta, v, L, cache, dX)
         raise _base().Unsupported("the Hessian-vector product through %s" % t)
+
+    def bn_tangent(self, theta, v, L, cache, dX):
+        """Training mode's Ẏ (the batch statistics move with Ẋ), per
+        channel over its M entries, with s = √(s² + ε) and x̂ = (a − μ)/s:
+            ȧ − μ̇ = Ẋ − mean Ẋ,   (s²)˙ = 2 mean((a − μ)(ȧ − μ̇)),
+            ṡ = (s²)˙/(2s) = mean(x̂ (ȧ − μ̇)),   x̂˙ = ((ȧ − μ̇) − x̂ ṡ)/s,
+            Ẏ = v_γ x̂ + γ x̂˙ + v_β;
+        the running statistics do not enter (their entries of v are
+        ignored).  ṡ and x̂˙ stay in the cache for the backward tangent."""
+        xh, s, axes, view = cache["xh"], cache["s"], cache["axes"], cache["view"]
+        c = L["in"][0]
+        centred = dX - dX.mean(axis=axes).reshape(view)
+        ds = (xh * centred).mean(axis=axes)
+        dxh = (centred - xh * ds.reshape(view)) / s.reshape(view)
+        cache["ds"], cache["dxh"] = ds, dxh
+        gamma = self.part(theta, L, "weight", (c,)).reshape(view)
+        return (self.part(v, L, "weight", (c,)).reshape(view) * xh
+                + gamma * dxh + self.part(v, L, "bias", (c,)).reshape(view))
 
     def backward_tangent(self, theta, v, L, cache, G, dG, out):
         """The backward step and its tangent: writes the derivative of the
@@ -658,10 +680,37 @@ class Layers:
         if t == "sigmoid":
             return (G * Y * (1.0 - Y),
                     dG * Y * (1.0 - Y) + G * (1.0 - 2.0 * Y) * dY)
+        if t in ("batchnorm1d", "batchnorm2d"):
+            return self.bn_backward_tangent(theta, v, L, cache, G, dG, out)
         # relu, the pools, flatten: linear maps fixed by the forward pass
         scratch = np.zeros(self.P)
         return (self.backward(theta, L, cache, G, scratch),
                 self.backward(theta, L, cache, dG, scratch))
+
+    def bn_backward_tangent(self, theta, v, L, cache, G, dG, out):
+        """bn_backward and its derivative along v: with m(·) the channel's
+        mean over its M entries and C = G − m(G) − x̂ m(G x̂), so that
+        ∂/∂X = (γ/s) C,
+            (g_γ)˙ = Σ (Ġ x̂ + G x̂˙),   (g_β)˙ = Σ Ġ,
+            Ċ = Ġ − m(Ġ) − x̂˙ m(G x̂) − x̂ m(Ġ x̂ + G x̂˙),
+            (∂/∂X)˙ = (v_γ/s − γ ṡ/s²) C + (γ/s) Ċ;
+        the running statistics' entries of out stay 0."""
+        xh, s, axes, view = cache["xh"], cache["s"], cache["axes"], cache["view"]
+        ds, dxh = cache["ds"], cache["dxh"]
+        c = L["in"][0]
+        gamma = self.part(theta, L, "weight", (c,))
+        v_gamma = self.part(v, L, "weight", (c,))
+        self.put(out, L, "weight", (dG * xh + G * dxh).sum(axis=axes))
+        self.put(out, L, "bias", dG.sum(axis=axes))
+
+        def m(A):
+            return A.mean(axis=axes).reshape(view)
+        mean_Gx = m(G * xh)
+        C = G - m(G) - xh * mean_Gx                  # ∂/∂X = (γ/s) C
+        dC = dG - m(dG) - dxh * mean_Gx - xh * m(dG * xh + G * dxh)
+        dscale = (v_gamma / s - gamma * ds / (s * s)).reshape(view)
+        back = self.bn_backward(theta, L, cache, G, np.zeros(self.P))
+        return back, dscale * C + (gamma / s).reshape(view) * dC
 
     # -- the running statistics --------------------------------------------------------
     def track(self, theta, unbiased=None, force=False):

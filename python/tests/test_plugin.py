@@ -225,9 +225,6 @@ NUMPY_UNSUPPORTED = {
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
     "apple/worked/pfllib-run-partial":
         "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    # the exact variant's Hessian-vector product through a batch-norm layer
-    "optim/perfedavg/exact-bn-biased":
-        "pfl_numpy_perfedavg.py has no Hessian-vector product through batchnorm1d",
 }
 
 
