@@ -219,12 +219,6 @@ def test_numpy(pflref_vector, pflref_check):
 # embedded test skips them), each with the reason: a new gap, or a gap
 # closed, changes this list and fails the test until it is updated.
 NUMPY_UNSUPPORTED = {
-    # APPLE as PFLlib's run executes (apple.upload, apple.peers): the
-    # candidate refuses the preset pfllib_run by name
-    "apple/worked/pfllib-run":
-        "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    "apple/worked/pfllib-run-partial":
-        "pfl_numpy_apple.py has no apple.upload / apple.peers",
     # the exact variant's Hessian-vector product through a batch-norm layer
     "optim/perfedavg/exact-bn-biased":
         "pfl_numpy_perfedavg.py has no Hessian-vector product through batchnorm1d",
