@@ -33,11 +33,11 @@ Switches:
                                   other in ascending id, and a later one
                                   downloads an earlier one's core as its
                                   last step left it
-(preset official: exponential, full; preset pfllib: p_init to
-lambda_round; preset pfllib_run: pfllib with upload and peers, PFLlib's
-APPLE.train() as shipped: its clientapple.py:77 keeps a deep copy of the
-mixture as model_c, and the server's list hands out the model_c objects
-that each client steps in place while the others train after it).
+(preset official: exponential, full; preset pfllib: the five from
+p_init to lambda_round; preset pfllib_run: pfllib, upload and peers,
+PFLlib's APPLE.train() as shipped: clientapple.py:77 keeps a deep copy of
+the mixture as model_c, and the server's list hands out the model_c
+objects that each client steps in place while the others train after it).
 
 A client optimizer (opt.*, pfl_numpy_optim): the authors' training script
 builds one torch.optim.SGD per client update over the client's core and
@@ -334,10 +334,10 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_i", cores[i], round=t,
                 client=i, step=0)
             p_old = ps[i].copy()
-            held, ps[i], own[i], last = _client(cfg_t, clients, i, held, ps[i],
-                                          p0, plan[i], lam, log, t, bug,
-                                          opts and opts.begin(i),
-                                          opts and opts.on_w, keep, own[i])
+            held, ps[i], own[i], last = _client(
+                cfg_t, clients, i, held, ps[i], p0, plan[i], lam, log, t,
+                bug, opts and opts.begin(i), opts and opts.on_w, keep,
+                own[i])
             cores[i] = held[i]
             if cfg["apple.peers"] == "sequential":
                 # the server's list holds the object client i stepped:
