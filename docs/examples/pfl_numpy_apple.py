@@ -25,7 +25,19 @@ Switches:
                                   parameter blocks of mean(w_j * g)
   apple.core_lr = n_eta           the core moves with N eta
   apple.lambda_round = previous   round r uses lam(r - 1), round 0 uses 1
-(preset official: exponential, full; preset pfllib: the last five).
+  apple.upload = mixture          the core a participant keeps (and the
+                                  others download next round) is the
+                                  mixture its last step started from,
+                                  which is also its personalised model
+  apple.peers = sequential        the participants train one after the
+                                  other in ascending id, and a later one
+                                  downloads an earlier one's core as its
+                                  last step left it
+(preset official: exponential, full; preset pfllib: the five from
+p_init to lambda_round; preset pfllib_run: pfllib, upload and peers,
+PFLlib's APPLE.train() as shipped: clientapple.py:77 keeps a deep copy of
+the mixture as model_c, and the server's list hands out the model_c
+objects that each client steps in place while the others train after it).
 
 A client optimizer (opt.*, pfl_numpy_optim): the authors' training script
 builds one torch.optim.SGD per client update over the client's core and
@@ -75,7 +87,8 @@ def _config(spec):
     cfg = {"apple.scheduler": "cosine", "apple.prox": "half",
            "apple.p_init": "samples", "apple.order": "joint",
            "apple.p_grad": "inner", "apple.core_lr": "eta",
-           "apple.lambda_round": "current", "bn.aggregate": "average"}
+           "apple.lambda_round": "current", "apple.upload": "core",
+           "apple.peers": "snapshot", "bn.aggregate": "average"}
     presets = {"official": {"apple.scheduler": "exponential",
                             "apple.prox": "full"},
                "pfllib": {"apple.p_init": "uniform",
@@ -85,6 +98,9 @@ def _config(spec):
                           "apple.lambda_round": "previous",
                           # clientapple.py:93-100: parameters() mixed only
                           "bn.aggregate": "parameters_only"}}
+    presets["pfllib_run"] = dict(presets["pfllib"],
+                                 **{"apple.upload": "mixture",
+                                    "apple.peers": "sequential"})
     preset = alg.get("preset", "paper")
     if preset != "paper":
         if preset not in presets:
@@ -92,6 +108,10 @@ def _config(spec):
         cfg.update(presets[preset])
     cfg.update(alg.get("hyperparameters", {}))
     cfg.update(alg.get("switches", {}))
+    for key, values in (("apple.upload", ("core", "mixture")),
+                        ("apple.peers", ("snapshot", "sequential"))):
+        if cfg[key] not in values:
+            raise base.Unsupported("%s %r" % (key, cfg[key]))
     return cfg
 
 
@@ -196,13 +216,16 @@ class _Optimizers:
 
 def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
             opt=None, masks=None, keep=None, own=None):
-    """Client i's local steps; returns (held cores, p_i, own).  keep/own:
-    under bn.aggregate = parameters_only the running statistics' entries
-    and client i's own values of them, which the mixture carries and each
+    """Client i's local steps; returns (held cores, p_i, own, last), last
+    the mixture the last step started from with the running statistics
+    that step's pass left (None without steps).  keep/own: under
+    bn.aggregate = parameters_only the running statistics' entries and
+    client i's own values of them, which the mixture carries and each
     training pass moves."""
     N = len(held)
     eta, eta_p, mu = cfg["eta"], cfg["eta_p"], cfg["apple.mu"]
     eta_w = N * eta if cfg["apple.core_lr"] == "n_eta" else eta
+    last = None
     for s, batch in enumerate(batches, start=1):
         w_p = sum(p[j] * held[j] for j in range(N))
         if keep is not None:
@@ -210,6 +233,7 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
         g = clients[i].grad(w_p, batch)
         if keep is not None:
             own = np.where(keep, _base().track(clients[i], w_p), own)
+        last = w_p if keep is None else np.where(keep, own, w_p)
         if cfg["apple.order"] == "joint":
             dp = _p_grad(cfg, clients[i], held, g, p, p0, lam * mu, bug)
         scale = 1.0 if bug == "apple-no-pii" else p[i]
@@ -245,7 +269,7 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
             p = p / p.sum()
         log("step", "train", "w_i", held[i], round=t, client=i, step=s)
         log("step", "train", "p_i", p, round=t, client=i, step=s)
-    return held, p, own
+    return held, p, own, last
 
 
 def run(spec, clients, w0, log, bug):
@@ -310,15 +334,23 @@ def run(spec, clients, w0, log, bug):
             log("client_begin", "train", "w_i", cores[i], round=t,
                 client=i, step=0)
             p_old = ps[i].copy()
-            held, ps[i], own[i] = _client(cfg_t, clients, i, held, ps[i],
-                                          p0, plan[i], lam, log, t, bug,
-                                          opts and opts.begin(i),
-                                          opts and opts.on_w, keep, own[i])
+            held, ps[i], own[i], last = _client(
+                cfg_t, clients, i, held, ps[i], p0, plan[i], lam, log, t,
+                bug, opts and opts.begin(i), opts and opts.on_w, keep,
+                own[i])
             cores[i] = held[i]
+            if cfg["apple.peers"] == "sequential":
+                # the server's list holds the object client i stepped:
+                # the participants after it download the stepped core
+                server[i] = held[i].copy()
+            mixed = cfg["apple.upload"] == "mixture" and last is not None
+            if mixed:           # model_c = a copy of the last mixture
+                cores[i] = last
             log("client_end", "train", "w_i", cores[i], round=t, client=i)
             log("note", "train", "p_i", ps[i], round=t, client=i)
             mixer = p_old if bug == "apple-wp-old-p" else ps[i]
-            w_p = sum(mixer[j] * held[j] for j in range(N))
+            w_p = last if mixed else \
+                sum(mixer[j] * held[j] for j in range(N))
             if keep is not None:
                 w_p = np.where(keep, own[i], w_p)
             log("note", "train", "w_p", w_p, round=t, client=i)

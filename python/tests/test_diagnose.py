@@ -167,17 +167,10 @@ UNSHOWN = {
         "for the decay's count, so it equals paper on every vector without "
         "a decay; the one vector with it (local/worked/pfllib-decay) runs "
         "the preset itself, and there paper is told apart",
-    ("apple", "pfllib_run"):
-        "the NumPy candidate (docs/examples/pfl_numpy_apple.py) implements "
-        "neither apple.upload nor apple.peers: it refuses the preset by name "
-        "and, given its switches written out, ignores those two and computes "
-        "the preset pfllib, so no candidate run shows this preset (its "
-        "vectors apple/worked/pfllib-run* are checked by pflref verify and "
-        "tests/test_apple.c)",
 }
 # (alg, preset) whose switches the NumPy candidate ignores rather than
-# refuses: its run under the preset would be another preset's
-CANDIDATE_LACKS = {("apple", "pfllib_run")}
+# refuses: its run under the preset would be another preset's (none now)
+CANDIDATE_LACKS = set()
 
 @pytest.mark.parametrize("alg", sorted(PRESETS))
 def test_every_preset_is_diagnosed_as_itself(alg, tmp_path):

@@ -217,15 +217,9 @@ def test_numpy(pflref_vector, pflref_check):
 
 # The vectors the NumPy candidate refuses (it raises its Unsupported, the
 # embedded test skips them), each with the reason: a new gap, or a gap
-# closed, changes this list and fails the test until it is updated.
-NUMPY_UNSUPPORTED = {
-    # APPLE as PFLlib's run executes (apple.upload, apple.peers): the
-    # candidate refuses the preset pfllib_run by name
-    "apple/worked/pfllib-run":
-        "pfl_numpy_apple.py has no apple.upload / apple.peers",
-    "apple/worked/pfllib-run-partial":
-        "pfl_numpy_apple.py has no apple.upload / apple.peers",
-}
+# closed, changes this list and fails the test until it is updated.  Empty
+# since 30 November: the NumPy candidate runs every vector.
+NUMPY_UNSUPPORTED = {}
 
 
 def test_the_numpy_candidates_pass_every_vector_through_the_plugin(tmp_path):

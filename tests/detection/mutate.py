@@ -179,7 +179,9 @@ WEIGHT_DOMAIN.update({"apple.scheduler": {"cosine", "exponential"},
                       "apple.order": {"joint", "core_first"},
                       "apple.p_grad": {"inner", "block_mean"},
                       "apple.core_lr": {"eta", "n_eta"},
-                      "apple.lambda_round": {"current", "previous"}})
+                      "apple.lambda_round": {"current", "previous"},
+                      "apple.upload": {"core", "mixture"},
+                      "apple.peers": {"snapshot", "sequential"}})
 # FedALA (pfl_numpy_fedala.py): its hyperparameters and switches
 HP_REAL |= {"fedala.eta", "fedala.s", "fedala.threshold"}
 for _k in ("fedala.eta", "fedala.s", "fedala.threshold"):
