@@ -44,59 +44,8 @@ import os
 import pytest
 
 import torch_common
-
-import ditto_torch
-import fedavg_torch
-import fedfomo_torch
-import feddyn_torch
-import fedprox_torch
-import fedproto_torch
-import fedrecon_torch
-import fedrep_torch
-import moon_torch
-import pfedme_torch
-import scaffold_torch
-import fedamp_torch
-import fedrod_torch
-import apple_torch
-import cfl_torch
-import fedala_torch
-import fedpac_torch
-import lora_torch
-import pfedhn_torch
-import apfl_torch
-import perfedavg_torch
-import pflego_torch
-import fedsim_torch
-import ifca_torch
+from run_vectors import CANDIDATES      # algorithm name -> candidate's run
 from torch_common import Unsupported
-
-CANDIDATES = {
-    "fedavg": fedavg_torch.run,
-    "pfedme": pfedme_torch.run,
-    "ditto": ditto_torch.run,
-    "fedalt": fedrep_torch.run,      # FedRep is FedAlt's preset fedrep
-    "feddyn": feddyn_torch.run,
-    "moon": moon_torch.run,
-    "fedprox": fedprox_torch.run,
-    "fedrecon": fedrecon_torch.run,
-    "scaffold": scaffold_torch.run,
-    "fedamp": fedamp_torch.run,
-    "fedproto": fedproto_torch.run,
-    "fedrod": fedrod_torch.run,
-    "apple": apple_torch.run,
-    "fedala": fedala_torch.run,
-    "fedpac": fedpac_torch.run,
-    "lora": lora_torch.run,
-    "pfedhn": pfedhn_torch.run,
-    "apfl": apfl_torch.run,
-    "perfedavg": perfedavg_torch.run,
-    "pflego": pflego_torch.run,
-    "fedsim": fedsim_torch.run,      # FedPer, LG-FedAvg, FedBABU presets
-    "cfl": cfl_torch.run,
-    "ifca": ifca_torch.run,
-    "fedfomo": fedfomo_torch.run,
-}
 
 
 def test_candidate(pflref_vector, pflref_check):
