@@ -426,6 +426,20 @@ def lr_factor(cfg, t, trained=None, call=0, calls=1):
     return 1.0
 
 
+def lr_settings(hp, sw):
+    """lr_factor's configuration from a run's hyperparameters and switches,
+    for an algorithm whose one step size the schedule scales (CFL's η,
+    IFCA's γ, FedFomo's η); lr.scope = eta_p decays pFedMe's η_p alone, so
+    there the step size stays constant."""
+    cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
+           "lr.count": sw.get("lr.count", "rounds"),
+           "lr.gamma": hp.get("lr.gamma", 1.0),
+           "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    if sw.get("lr.scope", "all") == "eta_p":
+        cfg["lr.schedule"] = "constant"
+    return cfg
+
+
 def schedule_rounds(spec, clients):
     """The rounds {clients, batches} the run trains on: the given schedule's,
     or, for a generated one (sampler numpy_legacy, batches split_once, the

@@ -102,11 +102,7 @@ def run(spec, clients, w0, log, bug):
     weights = sw.get("cfl.cluster_weights", "uniform")
     if bug == "cfl-uniform-always":
         weights = "uniform"
-    lr_cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
-              "lr.gamma": hp.get("lr.gamma", 1.0),
-              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
-    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
-        lr_cfg["lr.schedule"] = "constant"
+    lr_cfg = base.lr_settings(hp, sw)             # lr.*
     opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     N = len(clients)
     theta = [w0.copy() for _ in range(N)]

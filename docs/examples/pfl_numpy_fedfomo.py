@@ -165,14 +165,9 @@ def run(spec, clients, w0, log, bug):
     ranked = (sw.get("fedfomo.self") == "ranked"
               and bug != "fedfomo-ranked-no-own")
     tau = hp.get("fedfomo.equal_rtol", 2.0 ** -50)
-    lr_cfg = {"lr.schedule": sw.get("lr.schedule", "constant"),
-              "lr.count": sw.get("lr.count", "rounds"),
-              "lr.gamma": hp.get("lr.gamma", 1.0),
-              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
+    lr_cfg = base.lr_settings(hp, sw)             # lr.*
     if bug == "fedfomo-lr-per-round":
         lr_cfg["lr.count"] = "rounds"
-    if sw.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
-        lr_cfg["lr.schedule"] = "constant"
     trained = [0] * len(raw)
     post_train = sw.get("fedfomo.anchor", "pre_train") == "post_train"
     keep_current = sw.get("fedfomo.no_positive", "anchor") == "keep_current"

@@ -114,11 +114,7 @@ def run(spec, clients, w0, log, bug):
     if raw is None:
         raise base.Unsupported("ifca needs inline clients")
     gamma, k = hp["gamma"], hp["ifca.k"]
-    lr_cfg = {"lr.schedule": switches.get("lr.schedule", "constant"),
-              "lr.gamma": hp.get("lr.gamma", 1.0),
-              "lr.step_rounds": hp.get("lr.step_rounds", 1)}
-    if switches.get("lr.scope", "all") == "eta_p":   # decays pFedMe's η_p alone
-        lr_cfg["lr.schedule"] = "constant"
+    lr_cfg = base.lr_settings(hp, switches)       # lr.*
     opts = base.pfl_numpy_optim.for_run(spec)    # opt.*: None for plain SGD
     if opts is not None and mode != "model":
         raise base.Unsupported("opt.* with ifca.mode = %s (no local steps)"
