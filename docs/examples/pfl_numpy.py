@@ -1170,21 +1170,9 @@ def run_partial(spec, clients, w0, log, simultaneous):
         """FedSim's optimizer.step() with its two groups: clip_grad_norm_
         over every parameter of both (buffers have no gradient), then each
         group's rule at its own step size on the clipped d."""
-        g = np.where(opt.buffer, 0.0, g)
-        if clip is not None:
-            coef = clip / (np.sqrt(np.sum(g * g)) + pfl_numpy_optim.CLIP_EPS)
-            if coef < 1.0:
-                g = g * coef
-        return opt.step(opt.step(x, g, gamma_v, personal), g, gamma_u, shared)
-
-    # FedSim's joint step clips once over both groups (above), so its
-    # optimizers (slot 0) run the groups' rules unclipped
-    slot0, clip = opts, None
-    if opts is not None and simultaneous:
-        slot0 = pfl_numpy_optim.Optimizers(spec)
-        slot0.cfg = dict(opts.cfg, **{"opt.clip": "off"})
-        if opts.cfg["opt.clip"] == "norm":
-            clip = opts.cfg["opt.clip_norm"]
+        g = opt.clip(g)
+        x = opt.step(x, g, gamma_v, personal, clipped=True)
+        return opt.step(x, g, gamma_u, shared, clipped=True)
 
     held = None        # each device's model after the last round (last_local)
     for t, rnd in enumerate(spec["schedule"]["rounds"]):
@@ -1211,7 +1199,7 @@ def run_partial(spec, clients, w0, log, simultaneous):
             trained[i] += 1
             gamma_u, gamma_v = c * cfg["gamma_u"], c * cfg["gamma_v"]
             batches = plan[i]
-            opt_u = opts and slot0.begin(0, i)   # optimizer
+            opt_u = opts and opts.begin(0, i)    # optimizer
             opt_v = opts and opts.begin(1, i)    # optimizer_per
             if not simultaneous and tau_v > len(batches):
                 raise Unsupported("tau_v = %d v steps, but client %d has %d "

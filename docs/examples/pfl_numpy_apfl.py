@@ -154,9 +154,7 @@ def grad_after_step(opt, d):
     parameters), else d; the step itself leaves p.grad as it found it."""
     if opt is None or opt.cfg["opt.clip"] != "norm":
         return d
-    d = np.where(opt.buffer, 0.0, d)
-    coef = opt.cfg["opt.clip_norm"] / (np.sqrt(np.sum(d * d)) + 1e-6)
-    return d * min(coef, 1.0)
+    return opt.clip(d)
 
 
 def run(spec, clients, w0, log, bug):

@@ -179,11 +179,6 @@ class _Optimizers:
         c = self.cfg
         if c["opt.decay_scope"] not in ("all", "weights"):
             raise base.Unsupported("apple with a split's opt.decay_scope")
-        # clip_grad_norm_ over the whole optimizer vector (w_i's blocks and
-        # ps together) before the step of both groups: the two group
-        # steps below then run unclipped
-        self.clip = c["opt.clip_norm"] if c["opt.clip"] == "norm" else None
-        self.cfg = c = dict(c, **{"opt.clip": "off"})
         if cfg["apple.order"] != "joint":
             raise base.Unsupported("apple's optimizer with core_first")
         d = getattr(clients[0], "d", None)
@@ -202,15 +197,12 @@ class _Optimizers:
     def begin(self, i):
         life = self.cfg["opt.state"]
         if life == "reset":
-            opt = self.po.Optimizer(self.cfg, self.blocks, self.decays,
-                                    self.buffer)
-            opt.whole_clip = self.clip
-            return opt
+            return self.po.Optimizer(self.cfg, self.blocks, self.decays,
+                                     self.buffer)
         key = i if life == "client" else None
         if key not in self.kept:
             self.kept[key] = self.po.Optimizer(self.cfg, self.blocks,
                                                self.decays, self.buffer)
-            self.kept[key].whole_clip = self.clip
         return self.kept[key]
 
 
@@ -240,16 +232,14 @@ def _client(cfg, clients, i, held, p, p0, batches, lam, log, t, bug,
         if opt is not None:             # one torch step, two groups
             P = len(held[i])
             x = np.concatenate([held[i], p])
-            dx = np.concatenate([scale * g, dp])
-            if opt.whole_clip is not None:      # clip_grad_norm_, c/(‖d‖ + 1e-6)
-                coef = opt.whole_clip / (np.sqrt(np.sum(dx * dx)) + 1e-6)
-                if coef < 1.0:
-                    dx = dx * coef
-            x = opt.step(x, dx, eta_w, masks)
+            # clip_grad_norm_ once over both groups (w_i's blocks and ps),
+            # then each group's rule at its own step size
+            dx = opt.clip(np.concatenate([scale * g, dp]))
+            x = opt.step(x, dx, eta_w, masks, clipped=True)
             if bug == "apple-opt-p-plain":
                 x[P:] = p - eta_p * dp
             else:
-                x = opt.step(x, dx, eta_p, ~masks)
+                x = opt.step(x, dx, eta_p, ~masks, clipped=True)
             held = [w.copy() for w in held]
             held[i], p = x[:P], x[P:]
             log("step", "train", "w_i", held[i], round=t, client=i, step=s)

@@ -82,18 +82,28 @@ class Optimizer:
         self.buffer = buffer            # batchnorm's statistics: never step
         self.state = {}                 # block name → its buffers, count
 
-    def step(self, theta, d, eta, mask=None):
-        """θ after one step on d at step size η; only the entries of mask
-        (all by default) that are not buffers move, and a block with none
-        keeps its state."""
-        cfg = self.cfg
-        lam, c = cfg["opt.weight_decay"], cfg.get("opt.clip_norm")
+    def clip(self, d, mask=None):
+        """d on the entries of mask (all by default) that are not buffers,
+        0 elsewhere, then clip_grad_norm_ over them under opt.clip = norm:
+        d · c/(‖d‖ + 10⁻⁶) when that factor is < 1."""
         moving = ~self.buffer if mask is None else mask & ~self.buffer
         d = np.where(moving, d, 0.0)
-        if cfg["opt.clip"] == "norm":                 # clip_grad_norm_
-            coef = c / (np.sqrt(np.sum(d * d)) + CLIP_EPS)
+        if self.cfg["opt.clip"] == "norm":
+            coef = self.cfg["opt.clip_norm"] / (np.sqrt(np.sum(d * d)) + CLIP_EPS)
             if coef < 1.0:
                 d = d * coef
+        return d
+
+    def step(self, theta, d, eta, mask=None, clipped=False):
+        """θ after one step on d at step size η; only the entries of mask
+        (all by default) that are not buffers move, and a block with none
+        keeps its state.  clipped: d is already clip()'s, over a wider set
+        than mask (one torch step over several parameter groups, each with
+        its own η, clips once over all of them: FedSim's, APPLE's)."""
+        cfg = self.cfg
+        lam = cfg["opt.weight_decay"]
+        moving = ~self.buffer if mask is None else mask & ~self.buffer
+        d = np.where(moving, d, 0.0) if clipped else self.clip(d, mask)
         adam = cfg["opt.method"] != "sgd"
         decoupled = cfg["opt.method"] == "adamw" or \
             cfg["opt.weight_decay_form"] == "decoupled"
