@@ -68,6 +68,11 @@ golden/pflref_exact_layers.py:
       (which sets bn.aggregate = parameters_only and scaffold.bn_global =
       previous: each client keeps its running statistics, the global's
       stay init.w's).
+  layers/perfedavg/bn2d-cnn-exact  Per-FedAvg's exact variant on the first
+      problem's CNN with one output and a squared loss: the Hessian-vector
+      product through the batch statistics (dual numbers), every training
+      pass of a step (D, D', the product's D'') and the personalisation's
+      moving the running statistics.
 
     /usr/bin/python3 golden/layers/make_bn.py [OUTDIR]
 """
@@ -881,7 +886,64 @@ def ifca_bn():
                     BN_MUST)
 
 
-FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, apfl_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn]
+# Per-FedAvg (exact) through batchnorm2d: the Hessian-vector product
+# ∇²f(w; D″) q of a CNN whose batch statistics depend on w, so the second
+# derivative runs through the mean and variance of each channel over
+# n_b × H × W values (pflref_exact_layers.hvp_exact: the gradient on the
+# dual numbers w + ε q, its ε part, 60-digit decimals for the square root).
+# The model is the first problem's CNN with one output and a squared loss
+# (pflref_exact_perfedavg.exact_model); the rows are CNN_CLIENTS'.
+CNN_SQ = dict(CNN, loss="squared",
+              layers=CNN["layers"][:-1] + [{"type": "dense", "name": "fc", "out": 1}])
+CNN_SQ_TEXT = ("Input 1x4x4; conv1 (2 channels, kernel 3, padding 1, no bias) -> "
+               "2x4x4, bn1 = batchnorm2d (eps = 1/64, momentum 0.15; training mode: "
+               "batch mean and biased variance per channel over n_b x 4 x 4 values; "
+               "the running statistics moved after every training pass with the "
+               "unbiased m/(m - 1) s^2, m = n_b x 4 x 4), relu, maxpool2d 2 -> 2x2x2, "
+               "flatten, fc 8 -> 1; loss (y-hat - y)^2.")
+
+
+def perfedavg_bn2d():
+    import families_common as fc
+    import make_families as mf
+    clients = [{"X": c["X"], "y": lc.values(random.Random(960 + i), len(c["X"]),
+                                           -1.5, 1.5, 16)}
+               for i, c in enumerate(CNN_CLIENTS)]
+    # D, D', D'' of every local step distinct; batches of 1 are full
+    # batch-norm batches here (m = 16 values a channel)
+    rounds = [
+        {"clients": [0, 2], "batches": [[[0, 2], [3], [1, 3], [2, 1], [0], [3, 0]],
+                                        [[4, 1], [0, 2], [3]]]},
+        {"clients": [1, 2], "batches": [[[2, 0], [1], [0, 1]],
+                                        [[1, 3], [0, 4, 2], [2], [4], [3, 0], [1]]]},
+    ]
+    post = [[[1, 2]], [[0, 2]], [[3, 0]]]
+    hp = {"alpha": 0.015625, "beta": 0.03125}
+    title = "Per-FedAvg (exact) on a CNN with batchnorm2d, two rounds"
+    what = ("Per-FedAvg (Fallah et al. 2020, Alg. 1), exact variant: w~ = w - alpha "
+            "grad f(w; D), w <- w - beta (I - alpha hess f(w; D'')) grad f(w~; D'); "
+            "alpha = 0.015625, beta = 0.03125; uniform mean; then theta_i = w - "
+            "alpha grad f(w; D1).  The Hessian-vector product differentiates through "
+            "the batch statistics; every training pass (D at w, D' at w~, the "
+            "Hessian-vector product's forward at w on D'', the personalisation's) "
+            "moves the running statistics (ref/algorithms/perfedavg.c's order).")
+    init = {"kind": "given", "w": lc.init_for(CNN_SQ, 50, scale=0.75)}
+    spec = pg.given_spec(title, f"{CNN_SQ_TEXT} {what}", CNN_SQ, clients, init,
+                         {"name": "perfedavg", "hyperparameters": hp}, rounds,
+                         post=post)
+    cands = mf.candidates("perfedavg")
+    cands += [f for f in BN_CANDIDATES + ["bn-backward", "bn-eps-placement",
+                                          "bn2d-statistics"] if f not in cands]
+    return fc.build(FAMILY_GENERATOR,
+                    "Fallah, Mokhtari, Ozdaglar, NeurIPS 2020, Alg. 1; shared/spec "
+                    "notes §4", "layers/perfedavg/bn2d-cnn-exact",
+                    "perfedavg-bn2d-cnn-exact.json", title, spec, cands,
+                    BN_MUST + ["bn-backward", "bn2d-statistics",
+                               "perfedavg-hessian-term", "perfedavg-batch-reuse"])
+
+
+FAMILY_MAKERS = [ditto_bn, ditto_keep_bn, fedalt_bn, fedalt_keep_bn, fedsim_keep_bn, fedprox_keep_bn, pfedme_keep_bn, apfl_keep_bn, scaffold_keep_bn, local_bn, finetune_bn, ifca_bn,
+                 perfedavg_bn2d]
 
 
 # ---------------------------------------------------------------- FedFomo
