@@ -401,10 +401,12 @@ check-kernels: $(B)/rel/libpflref.so $(B)/rel/pflref
 # fault and pass the clean tree (tests/lint/test_floors.py); before it,
 # proofs/README.md's tables against the sources (every function a WP job
 # proves, every trusted contract: tests/lint/proof_tables.py) and that
-# checker's self-test, each drift planted in a copy.
+# checker's self-test, each drift planted in a copy; and the self-test of
+# proofs/gappa/enclosure.py's comparison (tests/lint/test_gappa_enclosure.py).
 check-lint:
 	@$(PYTHON) tests/lint/proof_tables.py
 	@$(PYTHON) tests/lint/test_proof_tables.py
+	@$(PYTHON) tests/lint/test_gappa_enclosure.py
 	@$(PYTHON) tests/lint/test_floors.py
 	@$(PYTHON) tools/spdx.py --self-test
 

@@ -156,6 +156,8 @@ cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_squ
 # ---- 0. Gappa: the floating-point bounds -----------------------------------
 # gappa_step: prints one line per script and per control; fails (returns 1)
 # when a script does not prove, a control proves, or a script is stale.
+# The scripts run on WORKERS workers (proofs/gappa/check_one.sh each), their
+# lines printed afterwards in the scripts' order.
 gappa_step() {
     gst=0
     for gen in proofs/gappa/make_*.py; do
@@ -164,39 +166,24 @@ gappa_step() {
             gst=1
         fi
     done
+    glog=$(mktemp -d)
+    n=0
     for g in proofs/gappa/kernels/*.g proofs/gappa/vectors/*.g; do
         [ -f "$g" ] || continue
-        bound=$(sed -n 's/^# bound: //p' "$g" | head -n 1)
-        if out=$(gappa "$g" 2>&1); then
-            echo "proofs: gappa: $g proved: $bound"
-        else
-            echo "proofs: gappa: $g NOT PROVED: $bound"
-            printf '%s\n' "$out" | head -n 10
-            gst=1
-        fi
-        control=$(sed -n 's/^# control: //p' "$g" | head -n 1)
-        case "$control" in
-            ""|none|"none "*) continue ;;
-        esac
-        tight=$(mktemp)
-        # the proposition's line ends with the goal: its bound replaced by
-        # the control's
-        sed "/^{ / s/<= [^ ]* }\$/<= $control }/" "$g" >"$tight"
-        if cmp -s "$g" "$tight"; then
-            echo "proofs: gappa: $g: its proposition does not end with '|e| <= B }'"
-            gst=1
-        elif out=$(gappa "$tight" 2>&1); then
-            echo "proofs: gappa: control $g: the bound $control proves too (want a failure)"
-            gst=1
-        elif printf '%s\n' "$out" | grep -q "some properties were not satisfied"; then
-            echo "proofs: gappa: control $g: $control is not proved, as intended"
-        else
-            echo "proofs: gappa: control $g: gappa failed otherwise (want \"not satisfied\"):"
-            printf '%s\n' "$out" | head -n 5
-            gst=1
-        fi
-        rm -f "$tight"
-    done
+        n=$((n + 1))
+        printf '%05d %s\n' "$n" "$g"
+    done >"$glog/list"
+    # each line "N SCRIPT" (sh -c's $1 and $2, $0 the folder): the script's
+    # lines go to $glog/N.log, a failure
+    # leaves $glog/N.failed
+    xargs -P "$WORKERS" -L 1 sh -c \
+        'sh proofs/gappa/check_one.sh "$2" >"$0/$1.log" 2>&1 || : >"$0/$1.failed"' \
+        "$glog" <"$glog/list"
+    while read -r k g; do
+        cat "$glog/$k.log"
+        [ -e "$glog/$k.failed" ] && gst=1
+    done <"$glog/list"
+    rm -rf "$glog"
     return $gst
 }
 
@@ -206,6 +193,7 @@ for tool in gappa python3; do
         exit 2
     fi
 done
+WORKERS=${PROOFS_WORKERS:-2}
 gappa_status=0
 gappa_step || gappa_status=1
 if [ -n "${PROOFS_GAPPA_ONLY:-}" ]; then
@@ -398,8 +386,8 @@ status=$gappa_status
 # Two workers share the jobs and, after them, the controls (job k goes to
 # worker k mod WORKERS); each item writes its report to a file of its own,
 # printed in list order once all are done, so the output does not depend
-# on the interleaving.  PROOFS_WORKERS=1 runs everything in turn.
-WORKERS=${PROOFS_WORKERS:-2}
+# on the interleaving.  PROOFS_WORKERS=1 runs everything in turn.  (WORKERS
+# is set before step 0, whose Gappa scripts share it.)
 
 # ---- 1. the proofs ---------------------------------------------------------
 # prove_job K LINE: job K (a line of JOBS) in $log/out.K; its report on

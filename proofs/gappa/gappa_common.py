@@ -170,3 +170,59 @@ def stated(script):
         raise ValueError("no goal '<= B }' ending the proposition")
     control = None if not c or c.group(1) == "none" else parse_num(c.group(1))
     return parse_num(m.group(1)), control
+
+
+STATED_GOAL = re.compile(r"^# goal: \|(\w+)\| <= (\S+)$", re.M)
+ENCLOSED = re.compile(r"^\s*\|(\w+)\| in \[(\S+?)(?: \{[^}]*\})?, (\S+?)"
+                      r"(?: \{[^}]*\})?\]$", re.M)
+RENAMED = re.compile(r"renaming identifier '(\w+)' as '(\w+)'")
+
+
+def named_enclosures(out):
+    """{name: upper end} of Gappa's answers OUT to goals `|name| in ?`,
+    each goal's name followed through Gappa's renamings: Gappa gives a
+    term the name of its last definition ("renaming identifier 'A' as
+    'B'") and prints a goal under that name, once however many goals share
+    the term."""
+    alias = dict(RENAMED.findall(out))
+    hi = {e: parse_num(h) for e, _, h in ENCLOSED.findall(out)}
+    found = {}
+    for name in set(alias) | set(hi):
+        seen, n = set(), name
+        while n in alias and n not in seen:
+            seen.add(n)
+            n = alias[n]
+        if n in hi:
+            found[name] = hi[n]
+    return found
+
+
+def stated_goals(script):
+    """[(name, B)] of a script checked by enclosure: its "# goal: |name|
+    <= B" lines, in order (empty for any other script)."""
+    return [(e, parse_num(b)) for e, b in STATED_GOAL.findall(script)]
+
+
+def check_enclosures(script, out):
+    """The problems (a list of strings, empty when none) found comparing
+    Gappa's answers OUT to the `|name| in ?` goals of SCRIPT with the
+    script's "# goal:" bounds: every stated |name| needs an answer (under
+    its name or the one Gappa renamed it to) whose upper end is <= B, and
+    the stated goals must be exactly the proposition's."""
+    stated = stated_goals(script)
+    found = named_enclosures(out)
+    problems = []
+    if not stated:
+        problems.append("no '# goal: |name| <= B' lines")
+    asked = re.findall(r"\|(\w+)\| in \?", goal_line(script))
+    if sorted(asked) != sorted(e for e, _ in stated):
+        problems.append("the '# goal:' lines are not the proposition's "
+                        "`in ?` goals")
+    for e, b in stated:
+        if e not in found:
+            problems.append(f"|{e}|: Gappa gave no enclosure")
+        elif found[e] > b:
+            problems.append(f"|{e}|: Gappa's proved upper end "
+                            f"{float(found[e]):.6g} exceeds the stated "
+                            f"{float(b):.6g}")
+    return problems

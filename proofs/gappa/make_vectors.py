@@ -13,10 +13,12 @@ real arithmetic on the spec's doubles: the paper's value, which the
 golden generator computed as a rational).  Along the way it computes the
 exact values as Fractions and requires that each rounds to the number the
 vector expects (so the replay is the vector's computation).  The goal is
-|rounded - exact| <= B_v for every expected number v.
+|rounded - exact| <= B_v for every expected number v: written as such, or,
+for the scripts of ENCLOSURE, as Gappa's proved enclosure `|err| in ?`
+compared with B_v on a "# goal:" line by proofs/gappa/enclosure.py.
 
-Four replays: pFedMe on the quadratic model with d = 1
-(pfedme_quadratic, plain C, no BLAS), local on the quadratic or the
+Four replays: pFedMe on the quadratic model with d = 1 (plain C, no
+BLAS) or on the linear model (pfedme_run), local on the quadratic or the
 linear model (local_run), PFLEGO on an mlp with d = h = k = 1
 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones below), and
 FedAvg on a linear model (fedavg_linear: d features, an optional bias b,
@@ -66,6 +68,7 @@ the expected double: the rounding of the exact value the vector stores).
 import argparse
 import json
 import os
+import re
 import sys
 from fractions import Fraction
 
@@ -77,13 +80,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The vectors whose run is these kernels alone (FedAvg on a linear model,
 # constant step size, a given schedule; pFedMe on the quadratic model, d =
-# 1, paper or preset official; local on the quadratic or linear model;
-# PFLEGO with the SGD server on an mlp with d = h = k = 1, identity, no
-# biases, half_squared).  fedavg/worked-minibatch-b2-e2 (d = 2, two epochs
-# of batches of 2, 64 numbers) is in the class but not here: its script,
-# whose enclosures Gappa finds in seconds (52 u, a tolerance margin of
-# 351), takes Gappa more than ten minutes to check against stated bounds,
-# each of its later goals about a minute however loose the bound.
+# 1, or on the linear model, paper or preset official; local on the
+# quadratic or linear model; PFLEGO with the SGD server on an mlp with d =
+# h = k = 1, identity, no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
@@ -108,7 +107,28 @@ VECTORS = [
     "pflego/worked-spread-seed-global",
     "pflego/worked-spread-seed-global-drawn",
     "pflego/worked-spread-exact-alpha-sampled",
+    "fedavg/worked-minibatch-b2-e2",
+    "pfedme/worked-linear-paper-beta",
+    "pfedme/worked-linear-paper-minibatch",
+    "pfedme/worked-linear-official-beta",
+    "pfedme/worked-linear-warm-local-w",
 ]
+
+# The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
+# whose answers are theorems (Gappa prints only enclosures it has proved),
+# and proofs/gappa/enclosure.py compares each answer with the bound the
+# script states on a "# goal:" line after the proposition.  Gappa finds
+# these enclosures in 5 to 55 s a script, but checking the same bounds
+# written as goals `|e| <= B` takes it more than ten minutes (a goal of
+# fedavg/worked-minibatch-b2-e2: 3.7 s as `in ?`, 52 s as `<= B` however
+# loose B, about 47,000 theorems considered either way).
+ENCLOSURE = {
+    "fedavg/worked-minibatch-b2-e2",
+    "pfedme/worked-linear-paper-beta",
+    "pfedme/worked-linear-paper-minibatch",
+    "pfedme/worked-linear-official-beta",
+    "pfedme/worked-linear-warm-local-w",
+}
 
 
 def gamma(k):
@@ -181,16 +201,15 @@ def linear_data(t, client):
             [t.const(y) for y in client["y"]])
 
 
-def linear_step(t, m, X, Y, w, batch, eta):
-    """One SGD step w <- w - eta grad F(w; batch) of the linear model m (d
-    features, an optional bias b = w[d], the squared or half_squared
-    loss), in the C's order of operations (ref/models/linear.c): z := X_b
-    w by gemv (d = 1: one product, rounded once in any order; d > 1:
-    dot_any_order), then z_j + b; r_j = z_j - y_j (pflref_residual_terms);
-    alpha = s (1/nb) (s = 2 squared, 1 half_squared); g_w := alpha X_b^T r
-    by gemv (dot_any_order per feature); g_b := alpha (sum_j r_j), the sum
-    in batch order from 0 (pflref_colsum); then x_p - eta g_p
-    (pflref_blocks_step)."""
+def linear_grad(t, m, X, Y, w, batch):
+    """The gradient of the linear model m (d features, an optional bias b
+    = w[d], the squared or half_squared loss) on BATCH at w, in the C's
+    order of operations (ref/models/linear.c): z := X_b w by gemv (d = 1:
+    one product, rounded once in any order; d > 1: dot_any_order), then
+    z_j + b; r_j = z_j - y_j (pflref_residual_terms); alpha = s (1/nb) (s
+    = 2 squared, 1 half_squared); g_w := alpha X_b^T r by gemv
+    (dot_any_order per feature); g_b := alpha (sum_j r_j), the sum in
+    batch order from 0 (pflref_colsum)."""
     d, bias = m["d"], bool(m.get("bias"))
     rs = []
     for idx in batch:
@@ -211,6 +230,13 @@ def linear_step(t, m, X, Y, w, batch, eta):
         for r in rs:
             sb = t.op(sb, "+", r)
         g.append(t.op(alpha, "*", sb))
+    return g
+
+
+def linear_step(t, m, X, Y, w, batch, eta):
+    """One SGD step w <- w - eta grad F(w; batch) of the linear model m:
+    linear_grad, then x_p - eta g_p (pflref_blocks_step)."""
+    g = linear_grad(t, m, X, Y, w, batch)
     return [t.op(wp, "-", t.op(eta, "*", gp)) for wp, gp in zip(w, g)]
 
 
@@ -279,31 +305,41 @@ def fedavg_linear(spec):
     return t, out
 
 
-def pfedme_quadratic(spec):
-    """[(record key, value)] of a pFedMe run (Dinh et al. 2020, Alg. 1) on
-    the quadratic model f_i(θ) = a/2 (θ − c)², d = 1, in the C's order
-    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c,
-    ref/models/quadratic.c):
+def pfedme_run(spec):
+    """[(record key, [value per entry])] of a pFedMe run (Dinh et al. 2020,
+    Alg. 1) on the quadratic model f_i(θ) = a/2 (θ − c)² with d = 1, or on
+    the linear model (linear_grad), in the C's order
+    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c), entry by entry:
 
       round start   w_t <- w; acc <- 0
       client i      w_local <- w_t; θ <- w_t; per local round r:
                       θ <- w_local first (theta_start = reset, the paper)
-                      K times: g = a (θ − c); d = g + λ(θ − w_local)
+                      K times: g = ∇f_i(θ; D_{i,r}) (quadratic: a (θ − c));
+                               d = g + λ(θ − w_local)
                                [d = d + μθ when μ != 0]; θ <- θ − η_p d
                       w_local <- w_local − (η λ)(w_local − θ)     l. 8
                     acc <- acc + c_i w_local for the selected clients,
                     c_i = fl(1/S) (paper) or fl(n_i / Σ_S n_j) (samples)
       server        w <- (1 − β) w_t + β acc                      l. 10
-    """
+
+    The preset official (theta_start warm, μ = 0.001 unless given, weights
+    samples, every client trains, v_i = w_local) or the paper's defaults
+    (v_i = θ); the init zeros or given."""
     m = spec["model"]
     alg = spec["algorithm"]
     hp = dict(alg["hyperparameters"])
     official = alg.get("preset") == "official"
-    if (m["kind"], m["d"]) != ("quadratic", 1) or alg["name"] != "pfedme" \
+    linear = m["kind"] == "linear"
+    if linear and m["loss"] not in ("squared", "half_squared"):
+        raise SystemExit("make_vectors: not a linear model with a squared "
+                         "loss")
+    init = spec.get("init", {"kind": "zeros"})
+    if (not linear and (m["kind"], m["d"]) != ("quadratic", 1)) \
+            or alg["name"] != "pfedme" \
             or alg.get("preset") not in (None, "official") \
             or alg.get("switches") \
             or set(hp) - {"eta", "lambda", "eta_p", "K", "beta", "pfedme.mu"} \
-            or spec.get("init", {}).get("kind") != "zeros" \
+            or init.get("kind") not in ("zeros", "given") \
             or spec["schedule"]["kind"] != "given":
         raise SystemExit("make_vectors: a pFedMe spec outside this replay")
     mu_v = hp.get("pfedme.mu", 0.001 if official else 0.0)
@@ -311,15 +347,24 @@ def pfedme_quadratic(spec):
     samples = official
     t = Trace()
     clients = spec["problem"]["clients"]
-    A = [t.const(c["a"][0]) for c in clients]
-    Cc = [t.const(c["c"][0]) for c in clients]
-    nk = [c.get("n", 1) for c in clients]
+    if linear:
+        P = m["d"] + (1 if m.get("bias") else 0)
+        data = [linear_data(t, c) for c in clients]
+        nk = [len(c["y"]) for c in clients]
+    else:
+        P = 1
+        A = [t.const(c["a"][0]) for c in clients]
+        Cc = [t.const(c["c"][0]) for c in clients]
+        nk = [c.get("n", 1) for c in clients]
     eta, lam, etap = (t.const(hp["eta"]), t.const(hp["lambda"]),
                       t.const(hp["eta_p"]))
     mu = t.const(mu_v)
     beta = t.const(hp.get("beta", 1.0))
     K = hp["K"]
-    w = t.const(0.0)
+    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
+        else [t.const(0.0)] * P
+    if len(w) != P:
+        raise SystemExit("make_vectors: init.w has the wrong length")
     out = []
     v = {}
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
@@ -332,18 +377,26 @@ def pfedme_quadratic(spec):
             wl = w_t
             th = w_t
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
-            for r in range(len(rd["batches"][j])):
+            for r, batch in enumerate(rd["batches"][j]):
                 if not warm:
                     th = wl
                 for k in range(1, K + 1):
-                    g = t.op(A[i], "*", t.op(th, "-", Cc[i]))
-                    d = t.op(g, "+", t.op(lam, "*", t.op(th, "-", wl)))
-                    if mu_v != 0.0:
-                        d = t.op(d, "+", t.op(mu, "*", th))
-                    th = t.op(th, "-", t.op(etap, "*", d))
+                    if linear:
+                        g = linear_grad(t, m, *data[i], th, batch)
+                    else:
+                        g = [t.op(A[i], "*", t.op(th[0], "-", Cc[i]))]
+                    new = []
+                    for p in range(P):
+                        d = t.op(g[p], "+",
+                                 t.op(lam, "*", t.op(th[p], "-", wl[p])))
+                        if mu_v != 0.0:
+                            d = t.op(d, "+", t.op(mu, "*", th[p]))
+                        new.append(t.op(th[p], "-", t.op(etap, "*", d)))
+                    th = new
                     out.append((("step", ri, i, r * K + k, "theta"), th))
-                wl = t.op(wl, "-", t.op(t.op(eta, "*", lam), "*",
-                                        t.op(wl, "-", th)))
+                wl = [t.op(wl[p], "-", t.op(t.op(eta, "*", lam), "*",
+                                            t.op(wl[p], "-", th[p])))
+                      for p in range(P)]
                 out.append((("step", ri, i, r + 1, "w_local"), wl))
             out.append((("client_end", ri, i, None, "w_local"), wl))
             out.append((("client_end", ri, i, None, "theta"), th))
@@ -352,11 +405,12 @@ def pfedme_quadratic(spec):
                 continue
             c = (t.exact_ratio(nk[i], n_S) if samples
                  else t.exact_ratio(1, len(sel)))
-            term = t.op(c, "*", wl)
-            acc = term if acc is None else t.op(acc, "+", term)
+            term = [t.op(c, "*", x) for x in wl]
+            acc = term if acc is None else \
+                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
         one = t.const(1.0)
-        w = t.op(t.op(t.op(one, "-", beta), "*", w_t), "+",
-                 t.op(beta, "*", acc))
+        w = [t.op(t.op(t.op(one, "-", beta), "*", w_t[p]), "+",
+                  t.op(beta, "*", acc[p])) for p in range(P)]
         out.append((("server", ri, None, None, "w"), w))
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
@@ -525,8 +579,7 @@ def replay(spec):
         return pflego_mlp1(spec)
     if name == "fedavg":
         return fedavg_linear(spec)
-    t, recs = pfedme_quadratic(spec)
-    return t, [(k, [val]) for k, val in recs]
+    return pfedme_run(spec)
 
 
 def key(rec):
@@ -589,10 +642,27 @@ def script(vid, bounds=None):
     for _, r, x, _ in goals:
         if (r, x) not in pairs:
             pairs.append((r, x))
-    if bounds is None:
+    enclosure = vid in ENCLOSURE
+    if enclosure:
+        # each goal's error named last (err1, err2, ...), so that Gappa's
+        # answers can be matched by name (gc.named_enclosures)
+        errs = [f"err{k + 1}" for k in range(len(pairs))]
+        t.lines += [f"{e} = {r} - {x};" for e, (r, x) in zip(errs, pairs)]
+        asked = " /\\ ".join(f"|{e}| in ?" for e in errs)
+    if bounds is None and enclosure:
+        rc, out = gc.run(gc.text(t.lines, hyp, asked))
+        found = gc.named_enclosures(out)
+        if rc != 0 or any(e not in found for e in errs):
+            raise SystemExit(f"make_vectors: {vid}: gappa found no "
+                             "enclosure:\n" + out[-2000:])
+        bounds = [gc.round_up(found[e])[0] for e in errs]
+    elif bounds is None:
         found = gc.bounds(gc.text(t.lines, hyp, " /\\ ".join(
             f"|{r} - {x}| in ?" for r, x in pairs)))
         bounds = [gc.round_up(b)[0] for b in found]
+    if len(bounds) != len(pairs):
+        raise ValueError(f"{len(bounds)} stated bounds for {len(pairs)} "
+                         "goals")
     tol = v["tolerance"]
     atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
     worst = None
@@ -617,14 +687,25 @@ def script(vid, bounds=None):
             f"{float(worst[4]):.3g} = {float(worst[0]):.3g} x (bound "
             f"{float(worst[2]):.3g} + half an ulp)",
             "# control: none (the kernels' scripts carry the controls)"]
+    if enclosure:
+        head.append("# check: enclosure (proofs/gappa/enclosure.py: each "
+                    "goal's proved `in ?` answer <= its \"# goal:\" bound)")
+        stated = [f"# goal: |{e}| <= {gc.gappa_num(b)}"
+                  for e, b in zip(errs, bounds)]
+        return ("\n".join(head) + "\n"
+                + gc.text(t.lines, hyp, asked, stated), worst)
     goal = " /\\ ".join(f"|{r} - {x}| <= {gc.gappa_num(b)}"
                         for (r, x), b in zip(pairs, bounds))
     return "\n".join(head) + "\n" + gc.text(t.lines, hyp, goal), worst
 
 
 def stated_bounds(text):
-    """The bounds of a written script's goals, in order."""
-    import re
+    """The bounds of a written script's goals, in order: those of its
+    proposition, or of its "# goal:" lines (a script checked by
+    enclosure)."""
+    stated = gc.stated_goals(text)
+    if stated:
+        return [b for _, b in stated]
     last = gc.goal_line(text)
     return [gc.parse_num(b) for b in re.findall(r"<= (\S+?)(?= /\\| })",
                                                 last)]
