@@ -98,17 +98,6 @@ def best_bound(script):
     return parse_num(m.group(2))
 
 
-def bounds(script):
-    """The upper ends of Gappa's enclosures, in goal order, for a script
-    whose goals are all `|e| in ?`."""
-    rc, out = run(script)
-    found = re.findall(r"\| in \[(\S+?)(?: \{[^}]*\})?, (\S+?)"
-                       r"(?: \{[^}]*\})?\]", out)
-    if rc != 0 or not found:
-        raise SystemExit("gappa found no enclosure:\n" + out)
-    return [parse_num(hi) for _, hi in found]
-
-
 def four_bit_step(b):
     """The unit 2^(e-4) of b's fourth significant bit, 2^e <= b < 2^(e+1)
     (b > 0)."""

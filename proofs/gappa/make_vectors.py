@@ -81,7 +81,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # The vectors whose run is these kernels alone (FedAvg on a linear model,
 # constant step size, a given schedule; pFedMe on the quadratic model, d =
 # 1, or on the linear model, paper or preset official; local on the
-# quadratic or linear model; PFLEGO with the SGD server on an mlp with d =
+# quadratic or linear model; Ditto (interleaved, reference w^t) and
+# FedProx (the paper's sampling) on either; fine-tuning on the quadratic
+# model from a given w; PFLEGO with the SGD server on an mlp with d =
 # h = k = 1, identity, no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
@@ -112,6 +114,15 @@ VECTORS = [
     "pfedme/worked-linear-paper-minibatch",
     "pfedme/worked-linear-official-beta",
     "pfedme/worked-linear-warm-local-w",
+    "ditto/worked-notes-3g-both",
+    "ditto/worked-notes-3g-lambda0",
+    "ditto/worked-notes-3g-partial",
+    "finetune/worked-mu0",
+    "finetune/worked-mu1",
+    "ditto/worked-linear-paper",
+    "fedprox/worked-mu0",
+    "fedprox/worked-paper-repeat",
+    "fedprox/worked-paper-straggler",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
@@ -119,7 +130,8 @@ VECTORS = [
 # and proofs/gappa/enclosure.py compares each answer with the bound the
 # script states on a "# goal:" line after the proposition.  Gappa finds
 # these enclosures in 5 to 55 s a script, but checking the same bounds
-# written as goals `|e| <= B` takes it more than ten minutes (a goal of
+# written as goals `|e| <= B` takes it more than 90 s (fedprox/worked-
+# paper-repeat) to more than ten minutes (a goal of
 # fedavg/worked-minibatch-b2-e2: 3.7 s as `in ?`, 52 s as `<= B` however
 # loose B, about 47,000 theorems considered either way).
 ENCLOSURE = {
@@ -128,6 +140,7 @@ ENCLOSURE = {
     "pfedme/worked-linear-paper-minibatch",
     "pfedme/worked-linear-official-beta",
     "pfedme/worked-linear-warm-local-w",
+    "fedprox/worked-paper-repeat",
 }
 
 
@@ -462,6 +475,219 @@ def local_run(spec):
     return t, out
 
 
+def quadratic_data(t, client, d):
+    """A client's a and c of the quadratic model f(θ) = Σ_j a_j/2 (θ_j −
+    c_j)² as constants of the trace."""
+    A = [t.const(x) for x in client["a"]]
+    C = [t.const(x) for x in client["c"]]
+    if len(A) != d or len(C) != d:
+        raise SystemExit("make_vectors: a client's a or c has the wrong "
+                         "length")
+    return A, C
+
+
+def quadratic_grad(t, A, C, x):
+    """g_j = a_j (x_j − c_j) (ref/models/quadratic.c)."""
+    return [t.op(a, "*", t.op(xj, "-", c)) for a, c, xj in zip(A, C, x)]
+
+
+def model_setup(t, spec):
+    """(P, [client data], [n_k], grad) for the quadratic model or the
+    linear model with a squared loss: grad(k, x, batch) is client k's
+    gradient at x on BATCH (quadratic_grad, whose loss has no batch, or
+    linear_grad)."""
+    m = spec["model"]
+    clients = spec["problem"]["clients"]
+    if m["kind"] == "quadratic":
+        data = [quadratic_data(t, c, m["d"]) for c in clients]
+        return (m["d"], data, [c.get("n", 1) for c in clients],
+                lambda k, x, batch: quadratic_grad(t, *data[k], x))
+    if m["kind"] != "linear" or m["loss"] not in ("squared",
+                                                  "half_squared"):
+        raise SystemExit("make_vectors: not the quadratic model or a "
+                         "linear model with a squared loss")
+    data = [linear_data(t, c) for c in clients]
+    return (m["d"] + (1 if m.get("bias") else 0), data,
+            [len(c["y"]) for c in clients],
+            lambda k, x, batch: linear_grad(t, m, *data[k], x, batch))
+
+
+def given_init(t, spec, P):
+    """w⁰ as constants: init zeros or given (P entries)."""
+    init = spec.get("init", {"kind": "zeros"})
+    if init["kind"] not in ("zeros", "given"):
+        raise SystemExit("make_vectors: init is neither zeros nor given")
+    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
+        else [t.const(0.0)] * P
+    if len(w) != P:
+        raise SystemExit("make_vectors: init.w has the wrong length")
+    return w
+
+
+def ditto_run(spec):
+    """[(record key, [value per entry])] of a Ditto run (Li et al. 2021,
+    Alg. 1; ref/algorithms/ditto.c) on the quadratic or the linear model
+    (model_setup), with the default order (interleaved: per scheduled
+    batch b the personal step, then the global step on the same batch)
+    and the reference w^t:
+
+      round start   w_t <- w; acc <- 0                 (pflref_round_begin)
+      device k      w_k <- w_t; per batch b:
+                      g = ∇F_k(v_k; b); v_k <- v_k − η (g + λ (v_k − w_t))
+                                                       (personal_step)
+                      g = ∇F_k(w_k; b); w_k <- w_k − η g
+                                                       (pflref_blocks_step)
+                    acc <- acc + c_k w_k, c_k = fl(n_k/m_t) or, under
+                    ditto.weights = uniform, fl(1/|S_t|) (pflref_accumulate)
+      server        w <- acc                           (pflref_round_end)"""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    sw = alg.get("switches", {})
+    if alg["name"] != "ditto" \
+            or set(alg) - {"name", "hyperparameters", "switches"} \
+            or set(alg["hyperparameters"]) != {"eta", "lambda"} \
+            or set(sw) - {"ditto.weights"} \
+            or spec["schedule"]["kind"] != "given":
+        raise SystemExit("make_vectors: a Ditto spec outside this replay")
+    uniform = sw.get("ditto.weights", "samples") == "uniform"
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    hp = alg["hyperparameters"]
+    eta, lam = t.const(hp["eta"]), t.const(hp["lambda"])
+    w = given_init(t, spec, P)
+    v = {i: list(w) for i in range(len(nk))}
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t = w
+        acc = None
+        part = rd["clients"]
+        m_t = sum(nk[k] for k in part)
+        for j, k in enumerate(part):
+            wl = w_t
+            out.append((("client_begin", ri, k, 0, "w_local"), wl))
+            out.append((("client_begin", ri, k, 0, "v"), v[k]))
+            for q, batch in enumerate(rd["batches"][j]):
+                g = grad(k, v[k], batch)
+                v[k] = [t.op(x, "-", t.op(eta, "*", t.op(
+                    gp, "+", t.op(lam, "*", t.op(x, "-", r)))))
+                    for x, gp, r in zip(v[k], g, w_t)]
+                out.append((("step", ri, k, q + 1, "v"), v[k]))
+                g = grad(k, wl, batch)
+                wl = [t.op(x, "-", t.op(eta, "*", gp))
+                      for x, gp in zip(wl, g)]
+                out.append((("step", ri, k, q + 1, "w_local"), wl))
+            out.append((("client_end", ri, k, None, "w_local"), wl))
+            out.append((("client_end", ri, k, None, "v"), v[k]))
+            c = t.exact_ratio(1, len(part)) if uniform \
+                else t.exact_ratio(nk[k], m_t)
+            term = [t.op(c, "*", x) for x in wl]
+            acc = term if acc is None else \
+                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
+        w = acc
+        out.append((("server", ri, None, None, "w"), w))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def fedprox_run(spec):
+    """[(record key, [value per entry])] of a FedProx run (Li et al. 2020,
+    Alg. 2; ref/algorithms/fedprox.c) on the quadratic or the linear model
+    (model_setup), sampling as the paper (fedprox.sampling = paper, the
+    default: the round's K draws with repetition, c_k the count of k's):
+
+      round start   w_t <- w; acc <- 0                 (pflref_round_begin)
+                    c_k = fl(count_k / K)  (counts summed as 1.0s: exact)
+      device k      w_k <- w_t; per batch b: g = ∇F_k(w_k; b);
+                      μ = 0: w_k <- w_k − η g          (pflref_blocks_step)
+                      else d = g + μ (w_k − w_t); w_k <- w_k − η d  (l. 5,
+                      prox_block_step)
+                    note c = c_k; acc <- acc + c_k w_k (pflref_accumulate)
+      server        w <- acc                     (l. 7, pflref_round_end)"""
+    alg = spec["algorithm"]
+    hp = alg["hyperparameters"]
+    if alg["name"] != "fedprox" or set(alg) != {"name", "hyperparameters"} \
+            or set(hp) != {"eta", "fedprox.mu"} \
+            or spec["schedule"]["kind"] != "given":
+        raise SystemExit("make_vectors: a FedProx spec outside this replay "
+                         "(eta and fedprox.mu, the paper's sampling)")
+    t = Trace()
+    P, _, _, grad = model_setup(t, spec)
+    eta, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
+    mu = t.const(mu_v)
+    w = given_init(t, spec, P)
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t = w
+        acc = None
+        draws = rd["draws"]
+        for j, k in enumerate(rd["clients"]):
+            wl = w_t
+            out.append((("client_begin", ri, k, 0, "w_local"), wl))
+            for q, batch in enumerate(rd["batches"][j]):
+                g = grad(k, wl, batch)
+                if mu_v != 0.0:
+                    g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
+                         for gp, x, r in zip(g, wl, w_t)]
+                wl = [t.op(x, "-", t.op(eta, "*", gp))
+                      for x, gp in zip(wl, g)]
+                out.append((("step", ri, k, q + 1, "w_local"), wl))
+            out.append((("client_end", ri, k, None, "w_local"), wl))
+            c = t.exact_ratio(draws.count(k), len(draws))
+            out.append((("note", ri, k, None, "c"), [c]))
+            term = [t.op(c, "*", x) for x in wl]
+            acc = term if acc is None else \
+                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
+        w = acc
+        out.append((("server", ri, None, None, "w"), w))
+    return t, out
+
+
+def finetune_run(spec):
+    """[(record key, [value per entry])] of fine-tuning after FedAvg
+    (ref/algorithms/finetune.c) on the quadratic model, with no training
+    round (the vectors whose w is given): each client's θ_i <- w, then per
+    post batch g = a (θ − c) and, with μ_ft = 0, θ <- θ − η_ft g
+    (pflref_blocks_step), else d = g + μ_ft (θ − w), θ <- θ − η_ft d
+    (prox_block_step, ref/engine/sgd.c)."""
+    m = spec["model"]
+    alg = spec["algorithm"]
+    hp = alg["hyperparameters"]
+    if m["kind"] != "quadratic" or alg["name"] != "finetune" \
+            or set(alg) - {"name", "hyperparameters"} \
+            or set(hp) - {"eta", "eta_ft", "mu_ft"} \
+            or spec.get("init", {}).get("kind") != "given" \
+            or spec["schedule"]["kind"] != "given" \
+            or spec["schedule"]["rounds"]:
+        raise SystemExit("make_vectors: a fine-tuning spec outside this "
+                         "replay (a given w, no training round)")
+    d = m["d"]
+    t = Trace()
+    clients = spec["problem"]["clients"]
+    eta_ft = t.const(hp["eta_ft"])
+    mu_ft = hp.get("mu_ft", 0.0)
+    mu = t.const(mu_ft)
+    w = [t.const(x) for x in spec["init"]["w"]]
+    out = [(("server", None, None, None, "w"), w)]
+    for i, client in enumerate(clients):
+        A, C = quadratic_data(t, client, d)
+        th = list(w)
+        out.append((("client_begin", None, i, 0, "theta"), th))
+        for q in range(len(spec["schedule"]["post"][i])):
+            g = quadratic_grad(t, A, C, th)
+            if mu_ft != 0.0:
+                g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
+                     for gp, x, r in zip(g, th, w)]
+            th = [t.op(x, "-", t.op(eta_ft, "*", gp))
+                  for x, gp in zip(th, g)]
+            out.append((("step", None, i, q + 1, "theta"), th))
+        out.append((("client_end", None, i, None, "theta"), th))
+        out.append((("final", None, i, None, "v"), th))
+    return t, out
+
+
 def pflego_mlp1(spec):
     """[(record key, [value per entry])] of a PFLEGO run (Nikoloutsopoulos
     et al., notes §2.4 steps 1-9; ref/algorithms/pflego.c) on an mlp with
@@ -579,6 +805,12 @@ def replay(spec):
         return pflego_mlp1(spec)
     if name == "fedavg":
         return fedavg_linear(spec)
+    if name == "ditto":
+        return ditto_run(spec)
+    if name == "fedprox":
+        return fedprox_run(spec)
+    if name == "finetune":
+        return finetune_run(spec)
     return pfedme_run(spec)
 
 
@@ -643,23 +875,19 @@ def script(vid, bounds=None):
         if (r, x) not in pairs:
             pairs.append((r, x))
     enclosure = vid in ENCLOSURE
-    if enclosure:
-        # each goal's error named last (err1, err2, ...), so that Gappa's
-        # answers can be matched by name (gc.named_enclosures)
-        errs = [f"err{k + 1}" for k in range(len(pairs))]
-        t.lines += [f"{e} = {r} - {x};" for e, (r, x) in zip(errs, pairs)]
-        asked = " /\\ ".join(f"|{e}| in ?" for e in errs)
-    if bounds is None and enclosure:
-        rc, out = gc.run(gc.text(t.lines, hyp, asked))
+    # each goal's error named last (err1, err2, ...), so that Gappa's
+    # answers can be matched by name (gc.named_enclosures: Gappa answers
+    # goals that share a term once, and not in the goals' order)
+    errs = [f"err{k + 1}" for k in range(len(pairs))]
+    named = [f"{e} = {r} - {x};" for e, (r, x) in zip(errs, pairs)]
+    asked = " /\\ ".join(f"|{e}| in ?" for e in errs)
+    if bounds is None:
+        rc, out = gc.run(gc.text(t.lines + named, hyp, asked))
         found = gc.named_enclosures(out)
         if rc != 0 or any(e not in found for e in errs):
             raise SystemExit(f"make_vectors: {vid}: gappa found no "
                              "enclosure:\n" + out[-2000:])
         bounds = [gc.round_up(found[e])[0] for e in errs]
-    elif bounds is None:
-        found = gc.bounds(gc.text(t.lines, hyp, " /\\ ".join(
-            f"|{r} - {x}| in ?" for r, x in pairs)))
-        bounds = [gc.round_up(b)[0] for b in found]
     if len(bounds) != len(pairs):
         raise ValueError(f"{len(bounds)} stated bounds for {len(pairs)} "
                          "goals")
@@ -693,7 +921,7 @@ def script(vid, bounds=None):
         stated = [f"# goal: |{e}| <= {gc.gappa_num(b)}"
                   for e, b in zip(errs, bounds)]
         return ("\n".join(head) + "\n"
-                + gc.text(t.lines, hyp, asked, stated), worst)
+                + gc.text(t.lines + named, hyp, asked, stated), worst)
     goal = " /\\ ".join(f"|{r} - {x}| <= {gc.gappa_num(b)}"
                         for (r, x), b in zip(pairs, bounds))
     return "\n".join(head) + "\n" + gc.text(t.lines, hyp, goal), worst
