@@ -174,8 +174,7 @@ gappa_step() {
         printf '%05d %s\n' "$n" "$g"
     done >"$glog/list"
     # each line "N SCRIPT" (sh -c's $1 and $2, $0 the folder): the script's
-    # lines go to $glog/N.log, a failure
-    # leaves $glog/N.failed
+    # lines go to $glog/N.log, and a failure leaves $glog/N.failed
     xargs -P "$WORKERS" -L 1 sh -c \
         'sh proofs/gappa/check_one.sh "$2" >"$0/$1.log" 2>&1 || : >"$0/$1.failed"' \
         "$glog" <"$glog/list"

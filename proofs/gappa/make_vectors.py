@@ -540,7 +540,6 @@ def ditto_run(spec):
                     acc <- acc + c_k w_k, c_k = fl(n_k/m_t) or, under
                     ditto.weights = uniform, fl(1/|S_t|) (pflref_accumulate)
       server        w <- acc                           (pflref_round_end)"""
-    m = spec["model"]
     alg = spec["algorithm"]
     sw = alg.get("switches", {})
     if alg["name"] != "ditto" \
@@ -907,7 +906,7 @@ def script(vid, bounds=None):
             worst = (ratio, i, b, val, allowed)
     bmax = max(bounds)
     head = [f"# {vid}: every expected number of golden/{vid}.json",
-            f"# (the run replayed by proofs/gappa/make_vectors.py; do not edit)",
+            "# (the run replayed by proofs/gappa/make_vectors.py; do not edit)",
             f"# bound: |fl - exact| <= {gc.in_u(bmax)} u at most "
             f"({float(bmax):.3g}), {len(goals)} numbers",
             f"# tolerance: atol {tol['atol']}, rtol {tol['rtol']}; tightest "
@@ -950,10 +949,10 @@ def main():
         if a.check or a.report:
             try:
                 old = open(path, encoding="utf-8").read()
-                s, worst = script(vid, stated_bounds(old))
+                s, _ = script(vid, stated_bounds(old))
             except (OSError, ValueError) as e:
                 print(f"make_vectors: {path}: {e}", file=sys.stderr)
-                old, s, worst = None, "", None
+                old, s = None, ""
             if old != s:
                 print(f"make_vectors: {path} differs from what "
                       "make_vectors.py writes", file=sys.stderr)
