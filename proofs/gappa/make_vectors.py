@@ -123,13 +123,19 @@ VECTORS = [
     "fedprox/worked-mu0",
     "fedprox/worked-paper-repeat",
     "fedprox/worked-paper-straggler",
+    "ditto/worked-linear-official-uniform",
+    "ditto/worked-linear-official-unread-personal",
+    "ditto/worked-linear-pfllib-separate",
+    "fedprox/worked-official-straggler",
+    "pfedme/worked-linear-pfllib-beta",
+    "pfedme/worked-linear-pfllib-drawn",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
 # and proofs/gappa/enclosure.py compares each answer with the bound the
 # script states on a "# goal:" line after the proposition.  Gappa finds
-# these enclosures in 5 to 55 s a script, but checking the same bounds
+# these enclosures in 5 to 60 s a script, but checking the same bounds
 # written as goals `|e| <= B` takes it more than 90 s (fedprox/worked-
 # paper-repeat) to more than ten minutes (a goal of
 # fedavg/worked-minibatch-b2-e2: 3.7 s as `in ?`, 52 s as `<= B` however
@@ -141,6 +147,8 @@ ENCLOSURE = {
     "pfedme/worked-linear-official-beta",
     "pfedme/worked-linear-warm-local-w",
     "fedprox/worked-paper-repeat",
+    "pfedme/worked-linear-pfllib-beta",
+    "pfedme/worked-linear-pfllib-drawn",
 }
 
 
@@ -336,12 +344,15 @@ def pfedme_run(spec):
       server        w <- (1 − β) w_t + β acc                      l. 10
 
     The preset official (theta_start warm, μ = 0.001 unless given, weights
-    samples, every client trains, v_i = w_local) or the paper's defaults
-    (v_i = θ); the init zeros or given."""
+    samples, every client trains, v_i = w_local), the preset pfllib (the
+    same but v_i = w_{t+1}, the server's model, for every client after each
+    round; its lr switches change nothing at a constant step) or the
+    paper's defaults (v_i = θ); the init zeros or given."""
     m = spec["model"]
     alg = spec["algorithm"]
     hp = dict(alg["hyperparameters"])
-    official = alg.get("preset") == "official"
+    preset = alg.get("preset")
+    official = preset in ("official", "pfllib")
     linear = m["kind"] == "linear"
     if linear and m["loss"] not in ("squared", "half_squared"):
         raise SystemExit("make_vectors: not a linear model with a squared "
@@ -349,7 +360,7 @@ def pfedme_run(spec):
     init = spec.get("init", {"kind": "zeros"})
     if (not linear and (m["kind"], m["d"]) != ("quadratic", 1)) \
             or alg["name"] != "pfedme" \
-            or alg.get("preset") not in (None, "official") \
+            or preset not in (None, "official", "pfllib") \
             or alg.get("switches") \
             or set(hp) - {"eta", "lambda", "eta_p", "K", "beta", "pfedme.mu"} \
             or init.get("kind") not in ("zeros", "given") \
@@ -425,6 +436,8 @@ def pfedme_run(spec):
         w = [t.op(t.op(t.op(one, "-", beta), "*", w_t[p]), "+",
                   t.op(beta, "*", acc[p])) for p in range(P)]
         out.append((("server", ri, None, None, "w"), w))
+        if preset == "pfllib":           # personal_eval = global
+            v = {i: w for i in range(len(nk))}
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -529,7 +542,9 @@ def ditto_run(spec):
     Alg. 1; ref/algorithms/ditto.c) on the quadratic or the linear model
     (model_setup), with the default order (interleaved: per scheduled
     batch b the personal step, then the global step on the same batch)
-    and the reference w^t:
+    and the reference w^t; the preset official (the same, weights
+    uniform) or pfllib (every personal step on the round's own personal
+    batches, then every global step; weights samples):
 
       round start   w_t <- w; acc <- 0                 (pflref_round_begin)
       device k      w_k <- w_t; per batch b:
@@ -542,13 +557,17 @@ def ditto_run(spec):
       server        w <- acc                           (pflref_round_end)"""
     alg = spec["algorithm"]
     sw = alg.get("switches", {})
+    preset = alg.get("preset")
     if alg["name"] != "ditto" \
-            or set(alg) - {"name", "hyperparameters", "switches"} \
+            or set(alg) - {"name", "preset", "hyperparameters", "switches"} \
+            or preset not in (None, "official", "pfllib") \
             or set(alg["hyperparameters"]) != {"eta", "lambda"} \
-            or set(sw) - {"ditto.weights"} \
+            or set(sw) - {"ditto.weights"} or (preset and sw) \
             or spec["schedule"]["kind"] != "given":
         raise SystemExit("make_vectors: a Ditto spec outside this replay")
-    uniform = sw.get("ditto.weights", "samples") == "uniform"
+    uniform = sw.get("ditto.weights", "samples") == "uniform" \
+        or preset == "official"
+    separate = preset == "pfllib"   # personal_first, batches = separate
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     hp = alg["hyperparameters"]
@@ -566,16 +585,28 @@ def ditto_run(spec):
             wl = w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             out.append((("client_begin", ri, k, 0, "v"), v[k]))
-            for q, batch in enumerate(rd["batches"][j]):
+            def personal(q, batch):
                 g = grad(k, v[k], batch)
                 v[k] = [t.op(x, "-", t.op(eta, "*", t.op(
                     gp, "+", t.op(lam, "*", t.op(x, "-", r)))))
                     for x, gp, r in zip(v[k], g, w_t)]
                 out.append((("step", ri, k, q + 1, "v"), v[k]))
+
+            def global_(q, batch, wl):
                 g = grad(k, wl, batch)
                 wl = [t.op(x, "-", t.op(eta, "*", gp))
                       for x, gp in zip(wl, g)]
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
+                return wl
+            if separate:        # every personal step, then every global
+                for q, batch in enumerate(rd["personal"][j]):
+                    personal(q, batch)
+                for q, batch in enumerate(rd["batches"][j]):
+                    wl = global_(q, batch, wl)
+            else:               # interleaved on the shared batch
+                for q, batch in enumerate(rd["batches"][j]):
+                    personal(q, batch)
+                    wl = global_(q, batch, wl)
             out.append((("client_end", ri, k, None, "w_local"), wl))
             out.append((("client_end", ri, k, None, "v"), v[k]))
             c = t.exact_ratio(1, len(part)) if uniform \
@@ -594,7 +625,8 @@ def fedprox_run(spec):
     """[(record key, [value per entry])] of a FedProx run (Li et al. 2020,
     Alg. 2; ref/algorithms/fedprox.c) on the quadratic or the linear model
     (model_setup), sampling as the paper (fedprox.sampling = paper, the
-    default: the round's K draws with repetition, c_k the count of k's):
+    default: the round's K draws with repetition, c_k the count of k's)
+    or as the preset official (uniform_weighted: c_k = fl(n_k / m_t)):
 
       round start   w_t <- w; acc <- 0                 (pflref_round_begin)
                     c_k = fl(count_k / K)  (counts summed as 1.0s: exact)
@@ -606,13 +638,17 @@ def fedprox_run(spec):
       server        w <- acc                     (l. 7, pflref_round_end)"""
     alg = spec["algorithm"]
     hp = alg["hyperparameters"]
-    if alg["name"] != "fedprox" or set(alg) != {"name", "hyperparameters"} \
+    official = alg.get("preset") == "official"
+    if alg["name"] != "fedprox" \
+            or set(alg) - {"name", "preset", "hyperparameters"} \
+            or alg.get("preset") not in (None, "official") \
             or set(hp) != {"eta", "fedprox.mu"} \
             or spec["schedule"]["kind"] != "given":
         raise SystemExit("make_vectors: a FedProx spec outside this replay "
-                         "(eta and fedprox.mu, the paper's sampling)")
+                         "(eta and fedprox.mu, the paper's sampling or the "
+                         "preset official)")
     t = Trace()
-    P, _, _, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec)
     eta, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
     mu = t.const(mu_v)
     w = given_init(t, spec, P)
@@ -621,7 +657,8 @@ def fedprox_run(spec):
         out.append((("round_begin", ri, None, None, "w"), w))
         w_t = w
         acc = None
-        draws = rd["draws"]
+        draws = rd.get("draws", [])
+        m_t = sum(nk[k] for k in rd["clients"])
         for j, k in enumerate(rd["clients"]):
             wl = w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
@@ -634,7 +671,8 @@ def fedprox_run(spec):
                       for x, gp in zip(wl, g)]
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
             out.append((("client_end", ri, k, None, "w_local"), wl))
-            c = t.exact_ratio(draws.count(k), len(draws))
+            c = t.exact_ratio(nk[k], m_t) if official \
+                else t.exact_ratio(draws.count(k), len(draws))
             out.append((("note", ri, k, None, "c"), [c]))
             term = [t.op(c, "*", x) for x in wl]
             acc = term if acc is None else \
