@@ -254,6 +254,27 @@ def linear_grad(t, m, X, Y, w, batch):
     return g
 
 
+def given_init(t, spec, P):
+    """w⁰ as constants: init zeros or given (P entries)."""
+    init = spec.get("init", {"kind": "zeros"})
+    if init["kind"] not in ("zeros", "given"):
+        raise SystemExit("make_vectors: init is neither zeros nor given")
+    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
+        else [t.const(0.0)] * P
+    if len(w) != P:
+        raise SystemExit("make_vectors: init.w has the wrong length")
+    return w
+
+
+def accumulate(t, acc, c, x):
+    """acc + c x entry by entry (pflref_accumulate, ref/core/vec.c), the
+    products first; acc None is the zeroed accumulator, to which the first
+    term adds exactly."""
+    term = [t.op(c, "*", xp) for xp in x]
+    return term if acc is None else \
+        [t.op(a, "+", b) for a, b in zip(acc, term)]
+
+
 def linear_step(t, m, X, Y, w, batch, eta):
     """One SGD step w <- w - eta grad F(w; batch) of the linear model m:
     linear_grad, then x_p - eta g_p (pflref_blocks_step)."""
@@ -284,10 +305,7 @@ def fedavg_linear(spec):
     N = len(clients)
     nk = [len(c["y"]) for c in clients]
     eta = t.const(alg["hyperparameters"]["eta"])
-    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
-        else [t.const(0.0)] * P
-    if len(w) != P:
-        raise SystemExit("make_vectors: init.w has the wrong length")
+    w = given_init(t, spec, P)
     out = []
     for rnd_i, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", rnd_i, None, None, "w"), w))
@@ -296,15 +314,10 @@ def fedavg_linear(spec):
         part = rd["clients"]
         m_t = sum(nk[k] for k in part)
         n = sum(nk)
-
-        def add(acc, c, x):
-            term = [t.op(c, "*", xp) for xp in x]
-            return term if acc is None else \
-                [t.op(a, "+", b) for a, b in zip(acc, term)]
         for k in range(N):
             if k not in part:
                 if weights == "all_keep_old":
-                    acc = add(acc, t.exact_ratio(nk[k], n), w_t)
+                    acc = accumulate(t, acc, t.exact_ratio(nk[k], n), w_t)
                 continue
             j = part.index(k)
             wl = w_t
@@ -320,7 +333,7 @@ def fedavg_linear(spec):
                 c = t.exact_ratio(nk[k], n)
             else:
                 c = t.exact_ratio(nk[k], m_t)
-            acc = add(acc, c, wl)
+            acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", rnd_i, None, None, "w"), w))
     return t, out
@@ -385,10 +398,7 @@ def pfedme_run(spec):
     mu = t.const(mu_v)
     beta = t.const(hp.get("beta", 1.0))
     K = hp["K"]
-    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
-        else [t.const(0.0)] * P
-    if len(w) != P:
-        raise SystemExit("make_vectors: init.w has the wrong length")
+    w = given_init(t, spec, P)
     out = []
     v = {}
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
@@ -429,9 +439,7 @@ def pfedme_run(spec):
                 continue
             c = (t.exact_ratio(nk[i], n_S) if samples
                  else t.exact_ratio(1, len(sel)))
-            term = [t.op(c, "*", x) for x in wl]
-            acc = term if acc is None else \
-                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
+            acc = accumulate(t, acc, c, wl)
         one = t.const(1.0)
         w = [t.op(t.op(t.op(one, "-", beta), "*", w_t[p]), "+",
                   t.op(beta, "*", acc[p])) for p in range(P)]
@@ -525,18 +533,6 @@ def model_setup(t, spec):
             lambda k, x, batch: linear_grad(t, m, *data[k], x, batch))
 
 
-def given_init(t, spec, P):
-    """w⁰ as constants: init zeros or given (P entries)."""
-    init = spec.get("init", {"kind": "zeros"})
-    if init["kind"] not in ("zeros", "given"):
-        raise SystemExit("make_vectors: init is neither zeros nor given")
-    w = [t.const(x) for x in init["w"]] if init["kind"] == "given" \
-        else [t.const(0.0)] * P
-    if len(w) != P:
-        raise SystemExit("make_vectors: init.w has the wrong length")
-    return w
-
-
 def ditto_run(spec):
     """[(record key, [value per entry])] of a Ditto run (Li et al. 2021,
     Alg. 1; ref/algorithms/ditto.c) on the quadratic or the linear model
@@ -611,9 +607,7 @@ def ditto_run(spec):
             out.append((("client_end", ri, k, None, "v"), v[k]))
             c = t.exact_ratio(1, len(part)) if uniform \
                 else t.exact_ratio(nk[k], m_t)
-            term = [t.op(c, "*", x) for x in wl]
-            acc = term if acc is None else \
-                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
+            acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
     for i in sorted(v):
@@ -674,9 +668,7 @@ def fedprox_run(spec):
             c = t.exact_ratio(nk[k], m_t) if official \
                 else t.exact_ratio(draws.count(k), len(draws))
             out.append((("note", ri, k, None, "c"), [c]))
-            term = [t.op(c, "*", x) for x in wl]
-            acc = term if acc is None else \
-                [t.op(a_, "+", b_) for a_, b_ in zip(acc, term)]
+            acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
     return t, out
