@@ -17,13 +17,16 @@ vector expects (so the replay is the vector's computation).  The goal is
 for the scripts of ENCLOSURE, as Gappa's proved enclosure `|err| in ?`
 compared with B_v on a "# goal:" line by proofs/gappa/enclosure.py.
 
-Four replays: pFedMe on the quadratic model with d = 1 (plain C, no
-BLAS) or on the linear model (pfedme_run), local on the quadratic or the
-linear model (local_run), PFLEGO on an mlp with d = h = k = 1
-(pflego_mlp1, whose dgemm calls are modelled as the gemv ones below), and
-FedAvg on a linear model (fedavg_linear: d features, an optional bias b,
-the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
-docs/models.md), whose operations in the C are (linear_step for a step):
+The replays: FedAvg (fedavg_run), local (local_run), pFedMe (pfedme_run;
+its quadratic model has d = 1), Ditto (ditto_run), FedProx (fedprox_run),
+SCAFFOLD (scaffold_run), FedDyn (feddyn_run), interpolation with a fixed
+α (interp_run) and APFL (apfl_run), each on the quadratic model (plain C,
+no BLAS) or the linear model (model_setup); fine-tuning on the quadratic
+model (finetune_run); PFLEGO on an mlp with d = h = k = 1 (pflego_mlp1,
+whose dgemm calls are modelled as the gemv ones below).  FedAvg on a
+linear model (fedavg_rounds: d features, an optional bias b, the squared
+or half_squared loss; McMahan et al. 2017, Alg. 1,
+docs/models.md), whose operations in the C are (sgd_steps for a step):
 
   round start   w_t <- w; acc <- 0                (pflref_round_begin)
   client k      w_local <- w_t; per scheduled batch B of nb samples:
@@ -78,13 +81,11 @@ import gappa_common as gc  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# The vectors whose run is these kernels alone (FedAvg on a linear model,
-# constant step size, a given schedule; pFedMe on the quadratic model, d =
-# 1, or on the linear model, paper or preset official; local on the
-# quadratic or linear model; Ditto (interleaved, reference w^t) and
-# FedProx (the paper's sampling) on either; fine-tuning on the quadratic
-# model from a given w; PFLEGO with the SGD server on an mlp with d =
-# h = k = 1, identity, no biases, half_squared).
+# The vectors whose run is these kernels alone: the replays above on the
+# quadratic or the linear model with constant step sizes and a given
+# schedule (pFedMe on the quadratic model with d = 1; fine-tuning from a
+# given w; PFLEGO with the SGD server on an mlp with d = h = k = 1,
+# identity, no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
@@ -129,6 +130,21 @@ VECTORS = [
     "fedprox/worked-official-straggler",
     "pfedme/worked-linear-pfllib-beta",
     "pfedme/worked-linear-pfllib-drawn",
+    "scaffold/worked-quadratic-ii",
+    "scaffold/worked-linear-ii",
+    "scaffold/worked-linear-i",
+    "feddyn/worked-linear-paper",
+    "feddyn/worked-linear-h-literal",
+    "interp/worked-notes-5.2g-alpha-0",
+    "interp/worked-notes-5.2g-alpha-1-4",
+    "interp/worked-notes-5.2g-alpha-1-2",
+    "interp/worked-notes-5.2g-alpha-1",
+    "interp/worked-spread-fixed-samples",
+    "apfl/worked-notes-6g-fixed",
+    "apfl/worked-notes-6g-adaptive",
+    "apfl/worked-notes-6g-fedtorch",
+    "apfl/worked-linear-minibatch-adaptive",
+    "apfl/worked-linear-pfllib",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
@@ -149,6 +165,12 @@ ENCLOSURE = {
     "fedprox/worked-paper-repeat",
     "pfedme/worked-linear-pfllib-beta",
     "pfedme/worked-linear-pfllib-drawn",
+    "scaffold/worked-linear-ii",
+    "scaffold/worked-linear-i",
+    "feddyn/worked-linear-paper",
+    "feddyn/worked-linear-h-literal",
+    "apfl/worked-linear-minibatch-adaptive",
+    "apfl/worked-linear-pfllib",
 }
 
 
@@ -168,6 +190,11 @@ class Trace:
         self.lines = []
         self.hyp = []
         self.n = 0
+        # (rounded, exact, Fraction, side) of the values on which the C
+        # branches and the replay took the branch of the exact value
+        # (clip01); script() bounds each and requires the exact value to
+        # be farther from the branch's edges than that bound
+        self.guards = []
 
     def fresh(self, p):
         self.n += 1
@@ -189,6 +216,16 @@ class Trace:
         ex = {"+": a[2] + b[2], "-": a[2] - b[2], "*": a[2] * b[2],
               "/": a[2] / b[2] if b[2] else None}[o]
         return (r, x, ex)
+
+    def clip01(self, a):
+        """Π_[0,1](a) as clip01 of ref/algorithms/apfl.c computes it: a
+        itself when its exact value is in [0, 1], else the constant 0 or 1;
+        the branch is a guard (script() proves that the rounded a takes
+        it too)."""
+        side = "below" if a[2] < 0 else "above" if a[2] > 1 else "in"
+        self.guards.append(a + (side,))
+        return {"below": self.const(0.0), "above": self.const(1.0),
+                "in": a}[side]
 
     def exact_ratio(self, p, q):
         """The real p/q (integers): the exact weight; its double is
@@ -275,57 +312,44 @@ def accumulate(t, acc, c, x):
         [t.op(a, "+", b) for a, b in zip(acc, term)]
 
 
-def linear_step(t, m, X, Y, w, batch, eta):
-    """One SGD step w <- w - eta grad F(w; batch) of the linear model m:
-    linear_grad, then x_p - eta g_p (pflref_blocks_step)."""
-    g = linear_grad(t, m, X, Y, w, batch)
-    return [t.op(wp, "-", t.op(eta, "*", gp)) for wp, gp in zip(w, g)]
+def sgd_steps(t, grad, k, x, batches, eta, out, rnd, name):
+    """Client k's plain SGD steps x <- x − η ∇F_k(x; b), one per batch b
+    (the gradient grad(k, x, b), then x_p − η g_p: pflref_blocks_step),
+    each recorded as ("step", rnd, k, q + 1, name); the last x."""
+    for q, batch in enumerate(batches):
+        x = [t.op(xp, "-", t.op(eta, "*", gp))
+             for xp, gp in zip(x, grad(k, x, batch))]
+        out.append((("step", rnd, k, q + 1, name), x))
+    return x
 
 
-def fedavg_linear(spec):
-    """[(record key, [(rounded, exact, Fraction)] per entry)] of a FedAvg
-    run (McMahan et al. 2017, Alg. 1) on a linear model, each local step
-    linear_step."""
-    m = spec["model"]
-    alg = spec["algorithm"]
-    if m["kind"] != "linear" or m["loss"] not in ("squared", "half_squared"):
-        raise SystemExit("make_vectors: not a linear model with a squared "
-                         "loss")
-    init = spec.get("init", {"kind": "zeros"})
-    if alg["name"] != "fedavg" or set(alg["hyperparameters"]) != {"eta"} \
-            or init.get("kind") not in ("zeros", "given") \
-            or spec["schedule"]["kind"] != "given" \
-            or set(alg.get("switches", {})) - {"fedavg.weights"}:
-        raise SystemExit("make_vectors: a FedAvg spec outside this replay "
-                         "(eta only, zeros or given, a given schedule)")
-    P = m["d"] + (1 if m.get("bias") else 0)
-    weights = alg.get("switches", {}).get("fedavg.weights", "samples")
-    t = Trace()
-    clients = spec["problem"]["clients"]
-    N = len(clients)
-    nk = [len(c["y"]) for c in clients]
-    eta = t.const(alg["hyperparameters"]["eta"])
-    w = given_init(t, spec, P)
-    out = []
+def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out):
+    """The training rounds of FedAvg (McMahan et al. 2017, Alg. 1;
+    ref/algorithms/fedavg.c) from w, appended to OUT; the last w:
+
+      round start   w_t <- w; acc <- 0                (pflref_round_begin)
+      client k      w_local <- w_t; sgd_steps on its batches
+                    acc <- acc + c_k w_local   (pflref_accumulate), c_k =
+                    fl(n_k/m_t), fl(1/|S_t|) (uniform) or fl(n_k/n)
+                    (all_keep_old: acc <- acc + fl(n_k/n) w_t for the
+                    others, in ascending client order)
+      server        w <- acc                          (pflref_round_end)"""
+    n = sum(nk)
     for rnd_i, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", rnd_i, None, None, "w"), w))
         w_t = w
         acc = None
         part = rd["clients"]
         m_t = sum(nk[k] for k in part)
-        n = sum(nk)
-        for k in range(N):
+        for k in range(len(nk)):
             if k not in part:
                 if weights == "all_keep_old":
                     acc = accumulate(t, acc, t.exact_ratio(nk[k], n), w_t)
                 continue
             j = part.index(k)
-            wl = w_t
-            out.append((("client_begin", rnd_i, k, 0, "w_local"), wl))
-            X, Y = linear_data(t, clients[k])
-            for s, batch in enumerate(rd["batches"][j]):
-                wl = linear_step(t, m, X, Y, wl, batch, eta)
-                out.append((("step", rnd_i, k, s + 1, "w_local"), wl))
+            out.append((("client_begin", rnd_i, k, 0, "w_local"), w_t))
+            wl = sgd_steps(t, grad, k, w_t, rd["batches"][j], eta, out,
+                           rnd_i, "w_local")
             out.append((("client_end", rnd_i, k, None, "w_local"), wl))
             if weights == "uniform":
                 c = t.exact_ratio(1, len(part))
@@ -336,6 +360,49 @@ def fedavg_linear(spec):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", rnd_i, None, None, "w"), w))
+    return w
+
+
+def accepted(spec, name, hyper, switches=(), presets=(None,), what=""):
+    """(hyperparameters, switches, preset) of SPEC when its algorithm is
+    NAME with the hyperparameters HYPER (a set: exactly these; a pair of
+    sets: the first required, the second optional too), only SWITCHES,
+    a preset of PRESETS (a preset with no switch of its own) and a given
+    schedule; else SystemExit naming WHAT the replay takes."""
+    alg = spec["algorithm"]
+    hp, sw, preset = (alg.get("hyperparameters", {}),
+                      alg.get("switches", {}), alg.get("preset"))
+    need, may = hyper if isinstance(hyper, tuple) else (hyper, set())
+    if alg["name"] != name \
+            or set(alg) - {"name", "preset", "hyperparameters", "switches"} \
+            or preset not in presets or (preset and sw) \
+            or not need <= set(hp) or set(hp) - need - may \
+            or set(sw) - set(switches) \
+            or spec["schedule"]["kind"] != "given":
+        raise SystemExit(f"make_vectors: a {name} spec outside this replay"
+                         + (f" ({what})" if what else ""))
+    return hp, sw, preset
+
+
+def fedavg_run(spec):
+    """[(record key, [(rounded, exact, Fraction)] per entry)] of a FedAvg
+    run on the quadratic or the linear model (model_setup): fedavg_rounds
+    with eta alone, from zeros or a given w, on a given schedule."""
+    alg = spec["algorithm"]
+    init = spec.get("init", {"kind": "zeros"})
+    if alg["name"] != "fedavg" or set(alg["hyperparameters"]) != {"eta"} \
+            or init.get("kind") not in ("zeros", "given") \
+            or spec["schedule"]["kind"] != "given" \
+            or set(alg.get("switches", {})) - {"fedavg.weights"}:
+        raise SystemExit("make_vectors: a FedAvg spec outside this replay "
+                         "(eta only, zeros or given, a given schedule)")
+    weights = alg.get("switches", {}).get("fedavg.weights", "samples")
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    eta = t.const(alg["hyperparameters"]["eta"])
+    out = []
+    fedavg_rounds(t, spec, nk, grad, eta, given_init(t, spec, P), weights,
+                  out)
     return t, out
 
 
@@ -454,43 +521,27 @@ def pfedme_run(spec):
 def local_run(spec):
     """[(record key, [value per entry])] of the algorithm local (each
     client trains its own v_i from w0, kept across rounds; ref/algorithms/
-    local.c) on the quadratic model, entry by entry in the C's order:
-    g_j = a_j (v_j − c_j) (quadratic.c), v_j <- v_j − η g_j
-    (pflref_blocks_step); or on the linear model, each step
-    linear_step."""
-    m = spec["model"]
+    local.c) on the quadratic or the linear model (model_setup), each step
+    of sgd_steps."""
     alg = spec["algorithm"]
-    if m["kind"] not in ("quadratic", "linear") or alg["name"] != "local" \
+    if alg["name"] != "local" \
             or set(alg) - {"name", "hyperparameters"} \
             or set(alg["hyperparameters"]) != {"eta"} \
             or spec["schedule"]["kind"] != "given" \
             or spec.get("init", {}).get("kind") != "given":
         raise SystemExit("make_vectors: a local spec outside this replay")
     t = Trace()
-    d = m["d"]
-    clients = spec["problem"]["clients"]
+    P, _, nk, grad = model_setup(t, spec)
     eta = t.const(alg["hyperparameters"]["eta"])
-    w0 = [t.const(x) for x in spec["init"]["w"]]
-    v = {i: list(w0) for i in range(len(clients))}
+    w0 = given_init(t, spec, P)
+    v = {i: list(w0) for i in range(len(nk))}
     out = []
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         for j, i in enumerate(rd["clients"]):
-            if m["kind"] == "linear":
-                X, Y = linear_data(t, clients[i])
-            else:
-                A = [t.const(x) for x in clients[i]["a"]]
-                C = [t.const(x) for x in clients[i]["c"]]
-            out.append((("client_begin", ri, i, 0, "v"), list(v[i])))
-            for sidx, batch in enumerate(rd["batches"][j]):
-                if m["kind"] == "linear":
-                    v[i] = linear_step(t, m, X, Y, v[i], batch, eta)
-                else:
-                    g = [t.op(A[q], "*", t.op(v[i][q], "-", C[q]))
-                         for q in range(d)]
-                    v[i] = [t.op(v[i][q], "-", t.op(eta, "*", g[q]))
-                            for q in range(d)]
-                out.append((("step", ri, i, sidx + 1, "v"), list(v[i])))
-            out.append((("client_end", ri, i, None, "v"), list(v[i])))
+            out.append((("client_begin", ri, i, 0, "v"), v[i]))
+            v[i] = sgd_steps(t, grad, i, v[i], rd["batches"][j], eta, out,
+                             ri, "v")
+            out.append((("client_end", ri, i, None, "v"), v[i]))
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -551,22 +602,13 @@ def ditto_run(spec):
                     acc <- acc + c_k w_k, c_k = fl(n_k/m_t) or, under
                     ditto.weights = uniform, fl(1/|S_t|) (pflref_accumulate)
       server        w <- acc                           (pflref_round_end)"""
-    alg = spec["algorithm"]
-    sw = alg.get("switches", {})
-    preset = alg.get("preset")
-    if alg["name"] != "ditto" \
-            or set(alg) - {"name", "preset", "hyperparameters", "switches"} \
-            or preset not in (None, "official", "pfllib") \
-            or set(alg["hyperparameters"]) != {"eta", "lambda"} \
-            or set(sw) - {"ditto.weights"} or (preset and sw) \
-            or spec["schedule"]["kind"] != "given":
-        raise SystemExit("make_vectors: a Ditto spec outside this replay")
+    hp, sw, preset = accepted(spec, "ditto", {"eta", "lambda"},
+                              {"ditto.weights"}, (None, "official", "pfllib"))
     uniform = sw.get("ditto.weights", "samples") == "uniform" \
         or preset == "official"
     separate = preset == "pfllib"   # personal_first, batches = separate
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    hp = alg["hyperparameters"]
     eta, lam = t.const(hp["eta"]), t.const(hp["lambda"])
     w = given_init(t, spec, P)
     v = {i: list(w) for i in range(len(nk))}
@@ -630,17 +672,10 @@ def fedprox_run(spec):
                       prox_block_step)
                     note c = c_k; acc <- acc + c_k w_k (pflref_accumulate)
       server        w <- acc                     (l. 7, pflref_round_end)"""
-    alg = spec["algorithm"]
-    hp = alg["hyperparameters"]
-    official = alg.get("preset") == "official"
-    if alg["name"] != "fedprox" \
-            or set(alg) - {"name", "preset", "hyperparameters"} \
-            or alg.get("preset") not in (None, "official") \
-            or set(hp) != {"eta", "fedprox.mu"} \
-            or spec["schedule"]["kind"] != "given":
-        raise SystemExit("make_vectors: a FedProx spec outside this replay "
-                         "(eta and fedprox.mu, the paper's sampling or the "
-                         "preset official)")
+    hp, _, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"}, (),
+                             (None, "official"), "eta and fedprox.mu, the "
+                             "paper's sampling or the preset official")
+    official = preset == "official"
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     eta, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
@@ -714,6 +749,309 @@ def finetune_run(spec):
             out.append((("step", None, i, q + 1, "theta"), th))
         out.append((("client_end", None, i, None, "theta"), th))
         out.append((("final", None, i, None, "v"), th))
+    return t, out
+
+
+def scaffold_run(spec):
+    """[(record key, [value per entry])] of a SCAFFOLD run (Karimireddy et
+    al. 2020, Alg. 1; ref/algorithms/scaffold.c) on the quadratic or the
+    linear model (model_setup), option II or I, a constant η_l:
+
+      start         c_i <- init.c_i or 0; c <- init.c, else (when c_i are
+                    given) acc over i of fl(1/N) c_i (pflref_accumulate)
+      round start   x <- w; Δx <- 0; Δc <- 0          (pflref_round_begin)
+      client i      y <- x; shift = c − c_i; per batch b:
+                      g = ∇F_i(y; b) + shift; y <- y − η_l g   (l. 10)
+                    c_i⁺ = (c_i − c) + fl(1/fl(K η_l)) (x − y)   (l. 12 ii)
+                         or ∇F_i(x) on the whole training set   (l. 12 i)
+                    Δx += fl(1/|S|) (y − x); Δc += fl(1/|S|) (c_i⁺ − c_i)
+                    c_i <- c_i⁺                          (l. 13-14, 16)
+      server        w <- x + η_g Δx; c <- c + fl(|S|/N) Δc  (l. 17)"""
+    hp, sw, _ = accepted(spec, "scaffold", {"eta", "scaffold.eta_g"},
+                         {"scaffold.option"}, what="eta and scaffold.eta_g, "
+                         "option I or II")
+    option_i = sw.get("scaffold.option", "II") == "I"
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    eta, eta_g = t.const(hp["eta"]), t.const(hp["scaffold.eta_g"])
+    w = given_init(t, spec, P)
+    init = spec.get("init", {})
+    zero = t.const(0.0)
+    c_i = [[t.const(x) for x in row] for row in init["c_i"]] \
+        if "c_i" in init else [[zero] * P for _ in range(N)]
+    if "c" in init:
+        c = [t.const(x) for x in init["c"]]
+    elif "c_i" in init:
+        c = None
+        for row in c_i:
+            c = accumulate(t, c, t.exact_ratio(1, N), row)
+    else:
+        c = [zero] * P
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        x = w
+        dx = dc = None
+        part = rd["clients"]
+        inv_s = t.exact_ratio(1, len(part))
+        for j, k in enumerate(part):
+            y = x
+            out.append((("client_begin", ri, k, 0, "y"), y))
+            shift = [t.op(a, "-", b) for a, b in zip(c, c_i[k])]
+            batches = rd["batches"][j]
+            for q, batch in enumerate(batches):
+                g = [t.op(gp, "+", s) for gp, s in
+                     zip(grad(k, y, batch), shift)]
+                y = [t.op(yp, "-", t.op(eta, "*", gp))
+                     for yp, gp in zip(y, g)]
+                out.append((("step", ri, k, q + 1, "y"), y))
+            out.append((("client_end", ri, k, None, "y"), y))
+            if option_i:
+                plus = grad(k, x, list(range(nk[k])))
+            else:
+                inv = t.op(t.const(1.0), "/", t.op(
+                    t.const(float(len(batches))), "*", eta))
+                plus = [t.op(t.op(a, "-", b), "+",
+                             t.op(inv, "*", t.op(xp, "-", yp)))
+                        for a, b, xp, yp in zip(c_i[k], c, x, y)]
+            out.append((("client_end", ri, k, None, "c_i"), plus))
+            dx = accumulate(t, dx, inv_s,
+                            [t.op(yp, "-", xp) for yp, xp in zip(y, x)])
+            dc = accumulate(t, dc, inv_s,
+                            [t.op(a, "-", b) for a, b in zip(plus, c_i[k])])
+            c_i[k] = plus
+        w = [t.op(xp, "+", t.op(eta_g, "*", d)) for xp, d in zip(x, dx)]
+        out.append((("server", ri, None, None, "w"), w))
+        frac = t.exact_ratio(len(part), N)
+        c = [t.op(cp, "+", t.op(frac, "*", d)) for cp, d in zip(c, dc)]
+        out.append((("server", ri, None, None, "c"), c))
+    return t, out
+
+
+def feddyn_run(spec):
+    """[(record key, [value per entry])] of a FedDyn run (Acar et al. 2021,
+    Alg. 1; ref/algorithms/feddyn.c) on the quadratic or the linear model
+    (model_setup), α on every device, the squared proximal term, l. 10 with
+    the differences (the default) or as printed (feddyn.h_sum = literal):
+
+      round start   θ^{t−1} <- w; acc <- 0; Σ <- 0     (pflref_round_begin)
+      device k      θ <- θ^{t−1}; per batch b (l. 5):
+                      g = ∇L_k(θ; b) + (−∇L_k(θ_k^{t−1}))   (the shift)
+                      d = g + α (θ − θ^{t−1}); θ <- θ − η d (prox_block_step)
+                    δ = θ − θ^{t−1}; ∇L_k <- ∇L_k − α δ (l. 6);
+                    Σ <- Σ + δ (literal: Σ + θ); acc <- acc + fl(1/|P_t|) θ
+      server        h <- h − α ((Σ [− θ^{t−1}]) / m)   (l. 10)
+                    w <- acc − h / α                   (l. 11)"""
+    hp, sw, _ = accepted(spec, "feddyn", {"eta", "feddyn.alpha"},
+                         {"feddyn.h_sum"}, what="eta and feddyn.alpha, no "
+                         "preset")
+    literal = sw.get("feddyn.h_sum", "differences") == "literal"
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    eta, alpha = t.const(hp["eta"]), t.const(hp["feddyn.alpha"])
+    M = t.const(float(N))
+    zero = t.const(0.0)
+    w = given_init(t, spec, P)
+    grad_l = [[zero] * P for _ in range(N)]
+    h = [zero] * P
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        prev = w
+        acc = dsum = None
+        part = rd["clients"]
+        inv_m = t.exact_ratio(1, len(part))
+        for j, k in enumerate(part):
+            th = prev
+            out.append((("client_begin", ri, k, 0, "theta_k"), th))
+            for q, batch in enumerate(rd["batches"][j]):
+                g = [t.op(gp, "-", gl) for gp, gl in
+                     zip(grad(k, th, batch), grad_l[k])]
+                g = [t.op(gp, "+", t.op(alpha, "*", t.op(x, "-", r)))
+                     for gp, x, r in zip(g, th, prev)]
+                th = [t.op(x, "-", t.op(eta, "*", gp))
+                      for x, gp in zip(th, g)]
+                out.append((("step", ri, k, q + 1, "theta_k"), th))
+            out.append((("client_end", ri, k, None, "theta_k"), th))
+            delta = [t.op(x, "-", r) for x, r in zip(th, prev)]
+            grad_l[k] = [t.op(gl, "-", t.op(alpha, "*", d))
+                         for gl, d in zip(grad_l[k], delta)]
+            out.append((("note", ri, k, None, "grad_L"), grad_l[k]))
+            add = th if literal else delta
+            dsum = add if dsum is None else \
+                [t.op(a, "+", b) for a, b in zip(dsum, add)]
+            acc = accumulate(t, acc, inv_m, th)
+        if literal:
+            dsum = [t.op(a, "-", r) for a, r in zip(dsum, prev)]
+        h = [t.op(hp_, "-", t.op(alpha, "*", t.op(s, "/", M)))
+             for hp_, s in zip(h, dsum)]
+        out.append((("note", ri, None, None, "h"), h))
+        w = [t.op(a, "-", t.op(hp_, "/", alpha)) for a, hp_ in zip(acc, h)]
+        out.append((("server", ri, None, None, "w"), w))
+    return t, out
+
+
+def interp_run(spec):
+    """[(record key, [value per entry])] of interpolation with a fixed α
+    (ref/algorithms/interp.c; seed 000 §2) on the quadratic or the linear
+    model (model_setup): FedAvg's rounds (fedavg_rounds, fedavg.weights),
+    then for every client i, ascending: h_i <- w⁰ and sgd_steps on its post
+    batches; v̄_i = α h_i + (1 − α) w, as fl(α h_p) + fl(fl(1 − α) w_p)."""
+    hp, sw, _ = accepted(spec, "interp", {"eta", "alpha"},
+                         {"interp.alpha", "fedavg.weights"},
+                         what="eta and a fixed alpha")
+    if sw.get("interp.alpha", "fixed") != "fixed":
+        raise SystemExit("make_vectors: interp.alpha is not fixed")
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    eta, alpha = t.const(hp["eta"]), t.const(hp["alpha"])
+    w0 = given_init(t, spec, P)
+    out = []
+    w = fedavg_rounds(t, spec, nk, grad, eta, w0,
+                      sw.get("fedavg.weights", "samples"), out)
+    beta = t.op(t.const(1.0), "-", alpha)
+    for i in range(len(nk)):
+        out.append((("client_begin", None, i, 0, "h"), w0))
+        h = sgd_steps(t, grad, i, w0, spec["schedule"]["post"][i], eta,
+                      out, None, "h")
+        out.append((("client_end", None, i, None, "h"), h))
+        out.append((("note", None, i, None, "alpha"), [alpha]))
+        out.append((("note", None, i, None, "v_bar"),
+                    [t.op(t.op(alpha, "*", hp_), "+", t.op(beta, "*", wp))
+                     for hp_, wp in zip(h, w)]))
+        out.append((("final", None, i, None, "v"), h))
+    return t, out
+
+
+def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
+                     ri):
+    """One step of APFL's preset pfllib (apfl.c pfllib_step; PFLlib's
+    clientapfl.py train() and alpha_update) from w_i = wl, v_i = v[i] and
+    α_i = a: g_w = ∇f_i(w_i; ξ), w_i <- w_i − η g_w; g_v = ∇f_i(v_i; ξ),
+    v_i <- v_i − η g_v; α_i <- Π_[0,1](a − η_α (Σ_p (v_i − w_i)_p (a g_v,p
+    + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  Returns (w_i,
+    α_i); v[i] is replaced."""
+    g_w = grad(i, wl, batch)
+    wl = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(wl, g_w)]
+    out.append((("step", ri, i, q + 1, "w_local"), wl))
+    g_v = grad(i, v[i], batch)
+    v[i] = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(v[i], g_v)]
+    out.append((("step", ri, i, q + 1, "v"), v[i]))
+    b = t.op(t.const(1.0), "-", a)
+    s = t.const(0.0)
+    for vp, wp, gv, gw in zip(v[i], wl, g_v, g_w):
+        mix = t.op(t.op(a, "*", gv), "+", t.op(b, "*", gw))
+        s = t.op(s, "+", t.op(t.op(vp, "-", wp), "*", mix))
+    s = t.op(s, "+", t.op(t.const(0.02), "*", a))
+    alpha = t.clip01(t.op(a, "-", t.op(eta_alpha, "*", s)))
+    out.append((("note", ri, i, q + 1, "alpha"), [alpha]))
+    return wl, alpha
+
+
+def apfl_run(spec):
+    """[(record key, [value per entry])] of an APFL run (Deng et al. 2020,
+    Alg. 1; ref/algorithms/apfl.c) on the quadratic or the linear model
+    (model_setup), the paper's variant with parameter mixing (α fixed, or
+    adaptive by the paper's rule or FedTorch's), w_i before or after its
+    step in the mixture, weights uniform or samples; per step, a = α_i:
+
+      w_i <- w_i − η ∇f_i(w_i; ξ)                     (sgd_steps' step)
+      v̄ = fl(a v) + fl(fl(1 − a) w_m), w_m = w_i before (old) or after (new)
+      G = ∇f_i(v̄; ξ); δ = Σ_p (v − w_m)_p G_p, from p = 0
+      v <- v − η fl(a G)
+      paper rule:    α_i <- Π_[0,1](a − η_α δ)
+      FedTorch rule (the round's first step): α_i <- Π_[0,1](a − η (Σ_p
+                     (v − w_i)_p (a (a G_p) + (1 − a) ((1 − a) G_p)) +
+                     fl(0.02) a)) at the new v, w_i
+    then v̄_i = fl(α_i v) + fl(fl(1 − α_i) w_i) (note v_bar), and acc <-
+    acc + c_i w_i, c_i = fl(1/|U|) or fl(n_i / Σ_U n_j).  The preset
+    pfllib steps by pfllib_apfl_step, ends with v_i <- fl(fl(1 − α_i) w_i) +
+    fl(α_i v_i) and notes no v̄_i; its weights are samples.  The projection
+    Π_[0,1] is Trace.clip01, decided by the exact value and guarded."""
+    hp, sw, preset = accepted(
+        spec, "apfl", ({"eta", "alpha"}, {"eta_alpha"}),
+        {"apfl.alpha", "apfl.mix_uses_w", "apfl.alpha_rule", "apfl.weights"},
+        (None, "pfllib"), "parameter mixing, constant step sizes")
+    lib = preset == "pfllib"
+    adaptive = sw.get("apfl.alpha", "fixed") == "adaptive" or lib
+    fedtorch = adaptive and sw.get("apfl.alpha_rule") == "fedtorch"
+    new_w = sw.get("apfl.mix_uses_w", "old") == "new"
+    samples = sw.get("apfl.weights", "uniform") == "samples" or lib
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    eta = t.const(hp["eta"])
+    eta_alpha = t.const(hp.get("eta_alpha", hp["eta"]))
+    one, zero = t.const(1.0), t.const(0.0)
+    decay = t.const(0.02)            # PFLREF_APFL_FEDTORCH_ALPHA_DECAY
+    w = given_init(t, spec, P)
+    v = {i: list(w) for i in range(len(nk))}
+    alpha = {i: t.const(hp["alpha"]) for i in range(len(nk))}
+    out = []
+
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        acc = None
+        part = rd["clients"]
+        n_u = sum(nk[k] for k in part)
+        for j, i in enumerate(part):
+            wl = w
+            out.append((("client_begin", ri, i, 0, "w_local"), wl))
+            out.append((("client_begin", ri, i, 0, "v"), v[i]))
+            for q, batch in enumerate(rd["batches"][j]):
+                a = alpha[i]
+                if lib:
+                    wl, alpha[i] = pfllib_apfl_step(t, grad, i, q, batch,
+                                                    wl, v, a, eta, eta_alpha,
+                                                    out, ri)
+                    continue
+                w_old, v_old = wl, v[i]
+                wl = sgd_steps(t, grad, i, wl, [batch], eta, [], ri, "")
+                out.append((("step", ri, i, q + 1, "w_local"), wl))
+                wm = wl if new_w else w_old
+                b = t.op(one, "-", a)
+                vbar = [t.op(t.op(a, "*", vp), "+", t.op(b, "*", wp))
+                        for vp, wp in zip(v_old, wm)]
+                G = grad(i, vbar, batch)
+                diff = [t.op(vp, "-", wp) for vp, wp in zip(v_old, wm)]
+                s = zero
+                for dp, gp in zip(diff, G):
+                    s = t.op(s, "+", t.op(dp, "*", gp))
+                v[i] = [t.op(vp, "-", t.op(eta, "*", t.op(a, "*", gp)))
+                        for vp, gp in zip(v_old, G)]
+                out.append((("step", ri, i, q + 1, "v"), v[i]))
+                if not adaptive:
+                    continue
+                if not fedtorch:
+                    alpha[i] = t.clip01(t.op(a, "-", t.op(eta_alpha, "*", s)))
+                elif q == 0:
+                    s = zero
+                    for vp, wp, gp in zip(v[i], wl, G):
+                        mix = t.op(t.op(a, "*", t.op(a, "*", gp)), "+",
+                                   t.op(b, "*", t.op(b, "*", gp)))
+                        s = t.op(s, "+", t.op(t.op(vp, "-", wp), "*", mix))
+                    s = t.op(s, "+", t.op(decay, "*", a))
+                    alpha[i] = t.clip01(t.op(a, "-", t.op(eta, "*", s)))
+                out.append((("note", ri, i, q + 1, "alpha"), [alpha[i]]))
+            a = alpha[i]
+            b = t.op(one, "-", a)
+            if lib:         # v_i <- (1 − α_i) w_i + α_i v_i
+                v[i] = [t.op(t.op(b, "*", wp), "+", t.op(a, "*", vp))
+                        for vp, wp in zip(v[i], wl)]
+            out.append((("client_end", ri, i, None, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "v"), v[i]))
+            if not lib:
+                out.append((("note", ri, i, None, "v_bar"),
+                            [t.op(t.op(a, "*", vp), "+", t.op(b, "*", wp))
+                             for vp, wp in zip(v[i], wl)]))
+            c = t.exact_ratio(nk[i], n_u) if samples \
+                else t.exact_ratio(1, len(part))
+            acc = accumulate(t, acc, c, wl)
+        w = acc
+        out.append((("server", ri, None, None, "w"), w))
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
     return t, out
 
 
@@ -803,7 +1141,7 @@ def pflego_mlp1(spec):
             G, E, alpha = head_grad(Phi, Y, Wc)
             T = [t.op(e, "*", Wc) for e in E]
             g = t.dot_any_order(alpha, T, X)
-            out.append((("note", ri, i, None, "g"), [g, G]))
+            out.append((("note", ri, i, tau, "g"), [g, G]))
             hs = t.op(rho, "*", scale)
             if exact_alpha:
                 hs = t.op(hs, "*", t.exact_ratio(nk[i], n_all))
@@ -833,19 +1171,28 @@ def replay(spec):
     if name == "pflego":
         return pflego_mlp1(spec)
     if name == "fedavg":
-        return fedavg_linear(spec)
+        return fedavg_run(spec)
     if name == "ditto":
         return ditto_run(spec)
     if name == "fedprox":
         return fedprox_run(spec)
     if name == "finetune":
         return finetune_run(spec)
+    if name == "scaffold":
+        return scaffold_run(spec)
+    if name == "feddyn":
+        return feddyn_run(spec)
+    if name == "interp":
+        return interp_run(spec)
+    if name == "apfl":
+        return apfl_run(spec)
     return pfedme_run(spec)
 
 
 def key(rec):
     return (rec["event"], rec.get("round"), rec.get("client"),
-            rec.get("step") if rec["event"] in ("step", "client_begin")
+            rec.get("step") if rec["event"] in ("step", "client_begin",
+                                                "note")
             else None, rec["name"])
 
 
@@ -888,7 +1235,8 @@ def build(vid):
             goals.append((i, r, x, want))
     if "w" in v["expected"]["final"]:
         final = v["expected"]["final"]["w"]
-        last_w = [val for k, val in recs if k[0] == "server"][-1]
+        last_w = [val for k, val in recs
+                  if k[0] == "server" and k[4] == "w"][-1]
         if [float(x[2]) for x in last_w] != final:
             raise SystemExit(f"make_vectors: {vid}: final w differs")
     return v, t, goals
@@ -901,6 +1249,9 @@ def script(vid, bounds=None):
     # one goal per distinct (rounded, exact) pair
     pairs = []
     for _, r, x, _ in goals:
+        if (r, x) not in pairs:
+            pairs.append((r, x))
+    for r, x, _, _ in t.guards:     # a guard is bounded, recorded or not
         if (r, x) not in pairs:
             pairs.append((r, x))
     enclosure = vid in ENCLOSURE
@@ -920,6 +1271,14 @@ def script(vid, bounds=None):
     if len(bounds) != len(pairs):
         raise ValueError(f"{len(bounds)} stated bounds for {len(pairs)} "
                          "goals")
+    for r, x, ex, side in t.guards:   # the rounded value's branch
+        b = bounds[pairs.index((r, x))]
+        lo, hi = ex - b, ex + b
+        if not {"below": hi < 0, "above": lo > 1,
+                "in": 0 <= lo and hi <= 1}[side]:
+            raise SystemExit(f"make_vectors: {vid}: a guarded value "
+                             f"{float(ex)} is within its bound "
+                             f"{float(b):.3g} of 0 or 1")
     tol = v["tolerance"]
     atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
     worst = None

@@ -228,7 +228,7 @@ def listed_scripts(text):
     """The scripts section (c) names: `proofs/gappa/DIR/NAME.g`, and
     `DIR/P_A.g` … `P_B.g` for P_A..P_B."""
     out = set()
-    pat = re.compile(r"`(proofs/gappa/[\w/]+?/)([\w-]+?)\.g`"
+    pat = re.compile(r"`(proofs/gappa/[\w/]+?/)([\w.-]+?)\.g`"
                      r"(?:\s*…\s*`(\w+?)\.g`)?")
     for m in pat.finditer(text):
         d, first, last = m.group(1), m.group(2), m.group(3)

@@ -15,7 +15,8 @@ planted between proofs/README.md's tables and the sources:
   * a functional contract filed as shape/safety;
   * a function moved from a job to nowhere (its row in (a) now stale);
   * a new Gappa script that table (c) does not name;
-  * a Gappa script of table (c) deleted.
+  * a Gappa script of table (c) deleted;
+  * a vector's script whose name holds a dot (notes §5.2(g)) deleted.
 
 For each, the checker must exit 1 with a message naming the function.
 
@@ -112,6 +113,10 @@ CASES = [
     ("a Gappa script of table (c) deleted", "aggregate_given_5.g",
      lambda r: os.remove(os.path.join(r, "proofs", "gappa", "kernels",
                                       "aggregate_given_5.g"))),
+    ("a vector's script, its name with a dot, deleted",
+     "interp__worked-notes-5.2g-alpha-0.g",
+     lambda r: os.remove(os.path.join(r, "proofs", "gappa", "vectors",
+                                      "interp__worked-notes-5.2g-alpha-0.g"))),
 ]
 
 
