@@ -145,6 +145,15 @@ VECTORS = [
     "apfl/worked-notes-6g-fedtorch",
     "apfl/worked-linear-minibatch-adaptive",
     "apfl/worked-linear-pfllib",
+    "ifca/worked-notes-2.3-gradient",
+    "ifca/worked-notes-2.3-model",
+    "ifca/worked-partial-gradient",
+    "ifca/worked-partial-model",
+    "ifca/worked-spread-gradient",
+    "perfedavg/worked-notes-4g-exact",
+    "perfedavg/worked-notes-4g-exact-one-round",
+    "perfedavg/worked-notes-4g-fo",
+    "perfedavg/worked-notes-4g-eval-alpha-then-beta",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
@@ -190,10 +199,10 @@ class Trace:
         self.lines = []
         self.hyp = []
         self.n = 0
-        # (rounded, exact, Fraction, side) of the values on which the C
-        # branches and the replay took the branch of the exact value
-        # (clip01); script() bounds each and requires the exact value to
-        # be farther from the branch's edges than that bound
+        # (kind, [values], side) of the branches the C takes on rounded
+        # values and the replay took as the exact values decide them
+        # (clip01, argmin); script() bounds every value named and requires
+        # the exact values to be farther from the branch's edge than that
         self.guards = []
 
     def fresh(self, p):
@@ -223,9 +232,24 @@ class Trace:
         the branch is a guard (script() proves that the rounded a takes
         it too)."""
         side = "below" if a[2] < 0 else "above" if a[2] > 1 else "in"
-        self.guards.append(a + (side,))
+        self.guards.append(("clip", [a], side))
         return {"below": self.const(0.0), "above": self.const(1.0),
                 "in": a}[side]
+
+    def argmin(self, losses):
+        """The index of the lowest of LOSSES, the first of equal ones, as
+        lowest_loss of ref/algorithms/ifca.c picks it (only a strictly
+        lower loss replaces the incumbent), decided by the exact values;
+        each other loss is a guard: its exact value must exceed the
+        lowest by more than their two proved bounds, so that the rounded
+        losses order the same way, or, after the lowest, equal it with
+        both bounds 0 (both rounded values exact: the same tie)."""
+        j = min(range(len(losses)), key=lambda q: (losses[q][2], q))
+        for q, loss in enumerate(losses):
+            if q != j:
+                self.guards.append(("order", [losses[j], loss],
+                                    "tie" if q > j else None))
+        return j
 
     def exact_ratio(self, p, q):
         """The real p/q (integers): the exact weight; its double is
@@ -925,6 +949,177 @@ def interp_run(spec):
     return t, out
 
 
+def ifca_run(spec):
+    """[(record key, [value per entry])] of an IFCA run (Ghosh et al. 2020,
+    Alg. 1; ref/algorithms/ifca.c) on the quadratic model, Option I
+    (gradient) or II (model), the initial models w⁰ + j δ (σ = 0):
+
+      estimate      F_i(θ_j) = fl(0.5 Σ_p fl(a_p fl(e_p e_p))), e = θ_j − c,
+                    the sum from 0 in order (quadratic.c); ĵ_i = Trace.argmin
+      machine i     gradient: g_i = ∇F_i(θ_ĵ); model: sgd_steps from θ_ĵ
+                    with γ on its batches; Σ_ĵ <- Σ_ĵ + 1.0 x_i, n_ĵ += 1
+      server        gradient: θ_j <- θ_j + fl(−fl(γ/|M_t|) Σ_j)
+                    model: θ_j <- Σ_j / n_j where n_j > 0
+      every client  v_i = θ_ĵ, ĵ the estimate at the new models"""
+    hp, sw, _ = accepted(spec, "ifca", ({"gamma", "ifca.k"},
+                                        {"ifca.init_shift", "ifca.init_sd"}),
+                         {"ifca.mode"}, what="the quadratic model, initial "
+                         "models w0 + j delta")
+    if spec["model"]["kind"] != "quadratic" or hp.get("ifca.init_sd", 0.0) \
+            or "cluster_models" in spec.get("init", {}):
+        raise SystemExit("make_vectors: an IFCA spec outside this replay")
+    model_mode = sw.get("ifca.mode", "gradient") == "model"
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec)
+    K = int(hp["ifca.k"])
+    gamma = t.const(hp["gamma"])
+    delta = t.const(hp.get("ifca.init_shift", 0.0))
+    zero, half = t.const(0.0), t.const(0.5)
+    w0 = given_init(t, spec, P)
+    theta = [[t.op(wp, "+", t.op(t.const(float(j)), "*", delta))
+              for wp in w0] for j in range(K)]
+
+    def estimate(i, models):
+        A, C = data[i]
+        losses = []
+        for th in models:
+            s = zero
+            for a, c, x in zip(A, C, th):
+                e = t.op(x, "-", c)
+                s = t.op(s, "+", t.op(a, "*", t.op(e, "*", e)))
+            losses.append(t.op(half, "*", s))
+        return losses, t.argmin(losses)
+
+    def flat(models):
+        return [x for th in models for x in th]
+    out = [(("note", 0, None, None, "theta0"), flat(theta))]
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "theta"), flat(theta)))
+        sums = [None] * K
+        count = [0] * K
+        one = t.const(1.0)
+        for m, i in enumerate(rd["clients"]):
+            losses, j = estimate(i, theta)
+            out.append((("note", ri, i, None, "loss"), losses))
+            out.append((("note", ri, i, None, "j_hat"), [t.const(float(j))]))
+            if model_mode:
+                out.append((("client_begin", ri, i, 0, "theta_local"),
+                            theta[j]))
+                x = sgd_steps(t, grad, i, theta[j], rd["batches"][m], gamma,
+                              out, ri, "theta_local")
+                out.append((("client_end", ri, i, None, "theta_local"), x))
+            else:
+                x = grad(i, theta[j], rd["batches"][m][0])
+                out.append((("client_end", ri, i, None, "g"), x))
+            sums[j] = accumulate(t, sums[j], one, x)
+            count[j] += 1
+        step = t.op(zero, "-", t.op(gamma, "/",
+                                    t.const(float(len(rd["clients"])))))
+        for j in range(K):
+            if sums[j] is None:
+                continue
+            if model_mode:
+                n = t.const(float(count[j]))
+                theta[j] = [t.op(sp, "/", n) for sp in sums[j]]
+            else:
+                theta[j] = [t.op(x, "+", t.op(step, "*", sp))
+                            for x, sp in zip(theta[j], sums[j])]
+        out.append((("server", ri, None, None, "theta"), flat(theta)))
+        part = []
+        for i in range(len(nk)):
+            _, j = estimate(i, theta)
+            part.append(t.const(float(j)))
+            if ri == len(spec["schedule"]["rounds"]) - 1:
+                out.append((("final", None, i, None, "v"), theta[j]))
+        out.append((("note", ri, None, None, "partition"), part))
+    return t, out
+
+
+def perfedavg_run(spec):
+    """[(record key, [value per entry])] of a Per-FedAvg run (Fallah et
+    al. 2020, Alg. 1; ref/algorithms/perfedavg.c) on the quadratic model
+    (model_setup; its Hessian-vector product (H v)_p = a_p v_p), the
+    variants exact, FO and HF, either weights, and the evaluation after
+    the last round; local step t on the batches D, D′, D″ = 3(t−1) + 0, 1,
+    2 of the client's list:
+
+      w̃ = w − fl(α ∇f(w; D));  q = ∇f(w̃; D′)
+      exact:  h = H(w; D″) q
+      HF:     h = fl(fl(g₊ − g₋) / fl(2δ)), g± = ∇f(w ± fl(δ q); D″)
+      w <- w − fl(β fl(q − fl(α h)))      (FO: w <- w − fl(β q))
+    then acc <- acc + c_i w_i (c_i = fl(1/|A_k|) or fl(n_i / Σ n_j)); and
+    per client θ_i <- w − fl(α ∇f(w; D)) (and θ_i − fl(β ∇f(θ_i; D₂))
+    under perfedavg.eval = alpha_then_beta) on its post batches."""
+    hp, sw, _ = accepted(spec, "perfedavg", ({"alpha", "beta"}, {"delta"}),
+                         {"perfedavg.variant", "perfedavg.weights",
+                          "perfedavg.eval"}, what="plain SGD, no decay")
+    if spec["model"]["kind"] != "quadratic":
+        raise SystemExit("make_vectors: a Per-FedAvg spec outside this "
+                         "replay (the quadratic model)")
+    variant = sw.get("perfedavg.variant", "exact")
+    samples = sw.get("perfedavg.weights", "uniform") == "samples"
+    two = sw.get("perfedavg.eval", "one_alpha_step") == "alpha_then_beta"
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec)
+    alpha, beta = t.const(hp["alpha"]), t.const(hp["beta"])
+    w = given_init(t, spec, P)
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        acc = None
+        n_a = sum(nk[i] for i in rd["clients"])
+        for j, i in enumerate(rd["clients"]):
+            wl = w
+            out.append((("client_begin", ri, i, 0, "w_local"), wl))
+            bs = rd["batches"][j]
+            for s in range(1, len(bs) // 3 + 1):
+                D = 3 * (s - 1)
+                wt = [t.op(x, "-", t.op(alpha, "*", g))
+                      for x, g in zip(wl, grad(i, wl, bs[D]))]
+                out.append((("step", ri, i, s, "w_tilde"), wt))
+                q = grad(i, wt, bs[D + 1])
+                if variant == "fo":
+                    wl = [t.op(x, "-", t.op(beta, "*", qp))
+                          for x, qp in zip(wl, q)]
+                else:
+                    if variant == "exact":
+                        h = [t.op(a, "*", qp) for a, qp in zip(data[i][0], q)]
+                    else:
+                        delta = t.const(hp["delta"])
+                        gp = grad(i, [t.op(x, "+", t.op(delta, "*", qp))
+                                      for x, qp in zip(wl, q)], bs[D + 2])
+                        gm = grad(i, [t.op(x, "-", t.op(delta, "*", qp))
+                                      for x, qp in zip(wl, q)], bs[D + 2])
+                        two_d = t.op(t.const(2.0), "*", delta)
+                        h = [t.op(t.op(a, "-", b), "/", two_d)
+                             for a, b in zip(gp, gm)]
+                    out.append((("note", ri, i, s, "hvp"), h))
+                    wl = [t.op(x, "-", t.op(beta, "*", t.op(
+                        qp, "-", t.op(alpha, "*", hp_))))
+                        for x, qp, hp_ in zip(wl, q, h)]
+                out.append((("step", ri, i, s, "w_local"), wl))
+            out.append((("client_end", ri, i, None, "w_local"), wl))
+            c = t.exact_ratio(nk[i], n_a) if samples \
+                else t.exact_ratio(1, len(rd["clients"]))
+            acc = accumulate(t, acc, c, wl)
+        w = acc
+        out.append((("server", ri, None, None, "w"), w))
+    if not spec["schedule"]["rounds"]:      # the final w is w⁰
+        out.append((("server", None, None, None, "w"), w))
+    for i in range(len(nk)):
+        th = w
+        out.append((("client_begin", None, i, 0, "theta"), th))
+        post = spec["schedule"]["post"][i]
+        for r in range(2 if two else 1):
+            eta = beta if r else alpha
+            th = [t.op(x, "-", t.op(eta, "*", g))
+                  for x, g in zip(th, grad(i, th, post[r]))]
+            out.append((("step", None, i, r + 1, "theta"), th))
+        out.append((("client_end", None, i, None, "theta"), th))
+        out.append((("final", None, i, None, "v"), th))
+    return t, out
+
+
 def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
                      ri):
     """One step of APFL's preset pfllib (apfl.c pfllib_step; PFLlib's
@@ -1186,6 +1381,10 @@ def replay(spec):
         return interp_run(spec)
     if name == "apfl":
         return apfl_run(spec)
+    if name == "ifca":
+        return ifca_run(spec)
+    if name == "perfedavg":
+        return perfedavg_run(spec)
     return pfedme_run(spec)
 
 
@@ -1251,9 +1450,10 @@ def script(vid, bounds=None):
     for _, r, x, _ in goals:
         if (r, x) not in pairs:
             pairs.append((r, x))
-    for r, x, _, _ in t.guards:     # a guard is bounded, recorded or not
-        if (r, x) not in pairs:
-            pairs.append((r, x))
+    for _, vals, _ in t.guards:     # a guard is bounded, recorded or not
+        for r, x, _ in vals:
+            if (r, x) not in pairs:
+                pairs.append((r, x))
     enclosure = vid in ENCLOSURE
     # each goal's error named last (err1, err2, ...), so that Gappa's
     # answers can be matched by name (gc.named_enclosures: Gappa answers
@@ -1271,14 +1471,20 @@ def script(vid, bounds=None):
     if len(bounds) != len(pairs):
         raise ValueError(f"{len(bounds)} stated bounds for {len(pairs)} "
                          "goals")
-    for r, x, ex, side in t.guards:   # the rounded value's branch
-        b = bounds[pairs.index((r, x))]
-        lo, hi = ex - b, ex + b
-        if not {"below": hi < 0, "above": lo > 1,
-                "in": 0 <= lo and hi <= 1}[side]:
+    for kind, vals, side in t.guards:   # the rounded values' branch
+        b = [bounds[pairs.index((r, x))] for r, x, _ in vals]
+        ex = [e for _, _, e in vals]
+        tie = side == "tie" and ex[1] == ex[0] and b[0] == b[1] == 0
+        if kind == "order" and not (ex[1] - ex[0] > b[0] + b[1] or tie):
+            raise SystemExit(f"make_vectors: {vid}: the losses "
+                             f"{float(ex[0])} and {float(ex[1])} are closer "
+                             "than their bounds")
+        if kind == "clip" and not {
+                "below": ex[0] + b[0] < 0, "above": ex[0] - b[0] > 1,
+                "in": 0 <= ex[0] - b[0] and ex[0] + b[0] <= 1}[side]:
             raise SystemExit(f"make_vectors: {vid}: a guarded value "
-                             f"{float(ex)} is within its bound "
-                             f"{float(b):.3g} of 0 or 1")
+                             f"{float(ex[0])} is within its bound "
+                             f"{float(b[0]):.3g} of 0 or 1")
     tol = v["tolerance"]
     atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
     worst = None
