@@ -21,8 +21,10 @@ The replays: FedAvg (fedavg_run), local (local_run), pFedMe (pfedme_run;
 its quadratic model has d = 1), Ditto (ditto_run), FedProx (fedprox_run),
 SCAFFOLD (scaffold_run), FedDyn (feddyn_run), interpolation with a fixed
 α (interp_run) and APFL (apfl_run), each on the quadratic model (plain C,
-no BLAS) or the linear model (model_setup); fine-tuning on the quadratic
-model (finetune_run); PFLEGO on an mlp with d = h = k = 1 (pflego_mlp1,
+no BLAS) or the linear model (model_setup); fine-tuning, IFCA and
+Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run;
+the branches of APFL's projection and IFCA's estimate are Trace.clip01 and
+Trace.argmin, guarded in script()); PFLEGO on an mlp with d = h = k = 1 (pflego_mlp1,
 whose dgemm calls are modelled as the gemv ones below).  FedAvg on a
 linear model (fedavg_rounds: d features, an optional bias b, the squared
 or half_squared loss; McMahan et al. 2017, Alg. 1,
