@@ -22,12 +22,15 @@ its quadratic model has d = 1), Ditto (ditto_run), FedProx (fedprox_run),
 SCAFFOLD (scaffold_run), FedDyn (feddyn_run), interpolation with a fixed
 α (interp_run) and APFL (apfl_run), each on the quadratic model (plain C,
 no BLAS) or the linear model (model_setup); fine-tuning, IFCA and
-Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run;
-the branches of APFL's projection and IFCA's estimate are Trace.clip01 and
-Trace.argmin, guarded in script()); PFLEGO on an mlp with d = h = k = 1 (pflego_mlp1,
-whose dgemm calls are modelled as the gemv ones below).  FedAvg on a
-linear model (fedavg_rounds: d features, an optional bias b, the squared
-or half_squared loss; McMahan et al. 2017, Alg. 1,
+Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
+pFedMe's inner loop alone with its exact proximal point on the quadratic
+model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
+k = 1 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones
+below).  The branches the C takes on rounded values (APFL's projection,
+IFCA's estimate, the conjugate-gradient loop's tests) are Trace.clip01,
+Trace.argmin and the guards of prox_point_1d, checked in script().
+FedAvg on a linear model (fedavg_rounds: d features, an optional bias b,
+the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
 docs/models.md), whose operations in the C are (sgd_steps for a step):
 
   round start   w_t <- w; acc <- 0                (pflref_round_begin)
@@ -156,6 +159,7 @@ VECTORS = [
     "perfedavg/worked-notes-4g-exact-one-round",
     "perfedavg/worked-notes-4g-fo",
     "perfedavg/worked-notes-4g-eval-alpha-then-beta",
+    "prox/worked-seed003-inner-loop",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
@@ -203,7 +207,8 @@ class Trace:
         self.n = 0
         # (kind, [values], side) of the branches the C takes on rounded
         # values and the replay took as the exact values decide them
-        # (clip01, argmin); script() bounds every value named and requires
+        # (clip01, argmin, prox_point_1d's loop tests); script() bounds
+        # every value named and requires
         # the exact values to be farther from the branch's edge than that
         self.guards = []
 
@@ -432,6 +437,26 @@ def fedavg_run(spec):
     return t, out
 
 
+def prox_inner(t, grad, th, w, lam, mu, etap, K, out, at):
+    """The K inner steps of pflref_prox_inner_run (ref/engine/
+    prox_inner.c) from θ = th with the reference w: per step g = grad(θ),
+    d = g + λ (θ − w) (+ μθ when μ ≠ 0), θ <- θ − η_p d, each recorded as
+    ("step", round, client, step0 + k, "theta"), (round, client, step0) =
+    AT; the last θ."""
+    ri, i, step0 = at
+    for k in range(1, K + 1):
+        g = grad(th)
+        new = []
+        for p in range(len(th)):
+            d = t.op(g[p], "+", t.op(lam, "*", t.op(th[p], "-", w[p])))
+            if mu[2] != 0:
+                d = t.op(d, "+", t.op(mu, "*", th[p]))
+            new.append(t.op(th[p], "-", t.op(etap, "*", d)))
+        th = new
+        out.append((("step", ri, i, step0 + k, "theta"), th))
+    return th
+
+
 def pfedme_run(spec):
     """[(record key, [value per entry])] of a pFedMe run (Dinh et al. 2020,
     Alg. 1) on the quadratic model f_i(θ) = a/2 (θ − c)² with d = 1, or on
@@ -507,20 +532,10 @@ def pfedme_run(spec):
             for r, batch in enumerate(rd["batches"][j]):
                 if not warm:
                     th = wl
-                for k in range(1, K + 1):
-                    if linear:
-                        g = linear_grad(t, m, *data[i], th, batch)
-                    else:
-                        g = [t.op(A[i], "*", t.op(th[0], "-", Cc[i]))]
-                    new = []
-                    for p in range(P):
-                        d = t.op(g[p], "+",
-                                 t.op(lam, "*", t.op(th[p], "-", wl[p])))
-                        if mu_v != 0.0:
-                            d = t.op(d, "+", t.op(mu, "*", th[p]))
-                        new.append(t.op(th[p], "-", t.op(etap, "*", d)))
-                    th = new
-                    out.append((("step", ri, i, r * K + k, "theta"), th))
+                th = prox_inner(t, (lambda x: linear_grad(
+                    t, m, *data[i], x, batch)) if linear else (lambda x: [
+                        t.op(A[i], "*", t.op(x[0], "-", Cc[i]))]),
+                    th, wl, lam, mu, etap, K, out, (ri, i, r * K))
                 wl = [t.op(wl[p], "-", t.op(t.op(eta, "*", lam), "*",
                                             t.op(wl[p], "-", th[p])))
                       for p in range(P)]
@@ -1122,6 +1137,71 @@ def perfedavg_run(spec):
     return t, out
 
 
+def prox_point_1d(t, A, C, w, lam, mu):
+    """θ̂ of pflref_prox_point (ref/engine/prox_inner.c) for the quadratic
+    model with d = 1: conjugate gradients on (a + λ + μ) x = −(∇f(w) + μw)
+    from x = 0, then θ̂ = w + x.  In exact arithmetic its one iteration
+    leaves r = 0.  Its loop tests run on rounded values, and the replay
+    takes them as the exact values decide: the first iteration needs
+    r₀ ≠ 0 (guard "nonzero": |r₀| above its bound, so rounded r₀ ≠ 0 and
+    √rr > PFLREF_PROX_CG_RTOL √rr), the stop after it r₁ = 0 (guard
+    "zero": r₁'s proved bound is 0, so the rounded rr is 0 too)."""
+    zero = t.const(0.0)
+    a, c, w0 = A[0], C[0], w[0]
+    shift = t.op(lam, "+", mu)
+    g = t.op(a, "*", t.op(w0, "-", c))
+    r = t.op(zero, "-", t.op(g, "+", t.op(mu, "*", w0)))
+    t.guards.append(("nonzero", [r], None))
+    if r[2] == 0:
+        return [w0]                  # the loop does not run: x = 0
+    p = r
+    rr = t.op(zero, "+", t.op(r, "*", r))
+    ap = t.op(t.op(a, "*", p), "+", t.op(shift, "*", p))
+    alpha = t.op(rr, "/", t.op(zero, "+", t.op(p, "*", ap)))
+    x = t.op(zero, "+", t.op(alpha, "*", p))
+    r = t.op(r, "-", t.op(alpha, "*", ap))
+    t.guards.append(("zero", [r], None))
+    if r[2] != 0:
+        raise SystemExit("make_vectors: conjugate gradients did not end")
+    return [t.op(x, "+", w0)]
+
+
+def prox_run(spec):
+    """[(record key, [value per entry])] of the algorithm prox (pFedMe's
+    inner loop on its own, ref/algorithms/prox.c) on the quadratic model
+    with d = 1: per client and batch prox_inner from θ = w (reset) or the
+    client's last θ (warm), then the exact θ̂ (prox_point_1d), noted at
+    step (q + 1) K; w never moves."""
+    hp, sw, _ = accepted(spec, "prox", ({"lambda", "eta_p", "K"},
+                                        {"pfedme.mu"}),
+                         {"pfedme.theta_start"}, what="the quadratic model "
+                         "with d = 1")
+    if spec["model"]["kind"] != "quadratic" or spec["model"]["d"] != 1:
+        raise SystemExit("make_vectors: a prox spec outside this replay")
+    reset = sw.get("pfedme.theta_start", "reset") == "reset"
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec)
+    lam, etap = t.const(hp["lambda"]), t.const(hp["eta_p"])
+    mu, K = t.const(hp.get("pfedme.mu", 0.0)), int(hp["K"])
+    w = given_init(t, spec, P)
+    v = {i: w for i in range(len(nk))}
+    out = [(("server", None, None, None, "w"), w)]
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        for j, i in enumerate(rd["clients"]):
+            th = w if reset else v[i]
+            out.append((("client_begin", ri, i, 0, "theta"), th))
+            for q, batch in enumerate(rd["batches"][j]):
+                th = prox_inner(t, lambda x: grad(i, x, batch), th, w, lam,
+                                mu, etap, K, out, (ri, i, q * K))
+                out.append((("note", ri, i, (q + 1) * K, "theta_hat"),
+                            prox_point_1d(t, *data[i], w, lam, mu)))
+            out.append((("client_end", ri, i, None, "theta"), th))
+            v[i] = th
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
                      ri):
     """One step of APFL's preset pfllib (apfl.c pfllib_step; PFLlib's
@@ -1387,6 +1467,8 @@ def replay(spec):
         return ifca_run(spec)
     if name == "perfedavg":
         return perfedavg_run(spec)
+    if name == "prox":
+        return prox_run(spec)
     return pfedme_run(spec)
 
 
@@ -1481,6 +1563,13 @@ def script(vid, bounds=None):
             raise SystemExit(f"make_vectors: {vid}: the losses "
                              f"{float(ex[0])} and {float(ex[1])} are closer "
                              "than their bounds")
+        if kind == "nonzero" and not abs(ex[0]) - b[0] > Fraction(1, 2 ** 500):
+            raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
+                             f"0, {float(ex[0])}, is within its bound "
+                             f"{float(b[0]):.3g} of 0")
+        if kind == "zero" and not (ex[0] == 0 and b[0] == 0):
+            raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
+                             f"0 has the bound {float(b[0]):.3g}, not 0")
         if kind == "clip" and not {
                 "below": ex[0] + b[0] < 0, "above": ex[0] - b[0] > 1,
                 "in": 0 <= ex[0] - b[0] and ex[0] + b[0] <= 1}[side]:
