@@ -21,7 +21,8 @@ The replays: FedAvg (fedavg_run), local (local_run), pFedMe (pfedme_run;
 its quadratic model has d = 1), Ditto (ditto_run), FedProx (fedprox_run),
 SCAFFOLD (scaffold_run), FedDyn (feddyn_run), interpolation with a fixed
 α (interp_run) and APFL (apfl_run), each on the quadratic model (plain C,
-no BLAS) or the linear model (model_setup); fine-tuning, IFCA and
+no BLAS) or the linear model (model_setup); FedAlt and FedSim on the
+linear model with a split of w and b (pfl_run); fine-tuning, IFCA and
 Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
 pFedMe's inner loop alone with its exact proximal point on the quadratic
 model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
@@ -160,6 +161,11 @@ VECTORS = [
     "perfedavg/worked-notes-4g-fo",
     "perfedavg/worked-notes-4g-eval-alpha-then-beta",
     "prox/worked-seed003-inner-loop",
+    "fedalt/worked-notes-a-stateful",
+    "fedalt/worked-notes-a-stateless",
+    "fedalt/worked-notes-a-uniform",
+    "fedsim/worked-notes-a-stateful",
+    "fedsim/worked-notes-a-stateless",
 ]
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
@@ -1202,6 +1208,97 @@ def prox_run(spec):
     return t, out
 
 
+def pfl_run(spec):
+    """[(record key, [value per entry])] of FedAlt (Alg. 4, LocalAlt) or
+    FedSim (Alg. 5, LocalSim) of Pillutla et al. 2022 (seed 002;
+    ref/algorithms/fedalt.c) on the linear model, its split given as the
+    personal blocks ("w", "b"), no preset:
+
+      round start   acc <- 0; total = Σ_S α_i (α_i = n_i, 1 or K_i)
+      device i      x = (u, v_i) (stateless: (u, v⁰)); FedAlt: the first
+                    τ_v batches step v, the rest u (pflref_local_sgd_step
+                    with its mask); FedSim: every batch steps both, x_p −
+                    fl(γ_p g_p), γ_v on v and γ_u on u; stateful: v_i <- x;
+                    acc <- acc + fl(α_i / total) x
+      server        w <- (acc on u, v⁰ on v); every v_i's u <- w's
+      post phase    per device (stateless: from (u, v⁰)) sgd_steps with
+                    η_ft on its post batches, v alone (pfl.finetune =
+                    personal) or every entry (full)"""
+    name = spec["algorithm"]["name"]
+    hp, sw, _ = accepted(spec, name, ({"gamma_u", "gamma_v", "eta_ft"},
+                                      {"tau_v"}),
+                         {"pfl.state", "pfl.weights", "pfl.finetune"},
+                         what="a split of the linear model's w and b")
+    m = spec["model"]
+    split = spec.get("split", {})
+    if m["kind"] != "linear" or set(split) != {"personal"} \
+            or set(split["personal"]) - {"w", "b"} \
+            or ("b" in split["personal"] and not m.get("bias")):
+        raise SystemExit("make_vectors: a FedAlt/FedSim spec outside this "
+                         "replay")
+    alt = name == "fedalt"
+    stateless = sw.get("pfl.state", "stateful") == "stateless"
+    weights = sw.get("pfl.weights", "samples")
+    full_ft = sw.get("pfl.finetune", "personal") == "full"
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    personal = [("b" if p == m["d"] else "w") in split["personal"]
+                for p in range(P)]
+    gu, gv, eta_ft = (t.const(hp["gamma_u"]), t.const(hp["gamma_v"]),
+                      t.const(hp["eta_ft"]))
+    tau_v = int(hp.get("tau_v", 0))
+    w0 = given_init(t, spec, P)
+    w = w0
+    v = {i: w0 for i in range(len(nk))}
+
+    def compose(u, own):
+        return [o if per else x for x, o, per in zip(u, own, personal)]
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        part = rd["clients"]
+        alpha = [{"uniform": 1, "batches": len(rd["batches"][j])}.get(
+            weights, nk[i]) for j, i in enumerate(part)]
+        acc = None
+        for j, i in enumerate(part):
+            x = compose(w, w0 if stateless else v[i])
+            out.append((("client_begin", ri, i, 0, "w_local"), x))
+            for q, batch in enumerate(rd["batches"][j]):
+                g = grad(i, x, batch)
+                if alt:          # the masked step of one part
+                    move = [per == (q < tau_v) for per in personal]
+                    x = [t.op(xp, "-", t.op(gv if per else gu, "*", gp))
+                         if mv else xp
+                         for xp, gp, mv, per in zip(x, g, move, personal)]
+                else:
+                    x = [t.op(xp, "-", t.op(gv if per else gu, "*", gp))
+                         for xp, gp, per in zip(x, g, personal)]
+                out.append((("step", ri, i, q + 1, "w_local"), x))
+            out.append((("client_end", ri, i, None, "w_local"), x))
+            if not stateless:
+                v[i] = x
+                out.append((("client_end", ri, i, None, "v"), x))
+            acc = accumulate(t, acc, t.exact_ratio(alpha[j], sum(alpha)), x)
+        w = compose(acc, w)
+        out.append((("server", ri, None, None, "w"), w))
+        v = {i: compose(w, vi) for i, vi in v.items()}
+    if "post" in spec["schedule"]:
+        for i in range(len(nk)):
+            th = compose(w, w0) if stateless else v[i]
+            out.append((("client_begin", None, i, 0, "v"), th))
+            for q, batch in enumerate(spec["schedule"]["post"][i]):
+                g = grad(i, th, batch)
+                th = [t.op(xp, "-", t.op(eta_ft, "*", gp))
+                      if (per or full_ft) else xp
+                      for xp, gp, per in zip(th, g, personal)]
+                out.append((("step", None, i, q + 1, "v"), th))
+            out.append((("client_end", None, i, None, "v"), th))
+            v[i] = th
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
                      ri):
     """One step of APFL's preset pfllib (apfl.c pfllib_step; PFLlib's
@@ -1469,6 +1566,8 @@ def replay(spec):
         return perfedavg_run(spec)
     if name == "prox":
         return prox_run(spec)
+    if name in ("fedalt", "fedsim"):
+        return pfl_run(spec)
     return pfedme_run(spec)
 
 
