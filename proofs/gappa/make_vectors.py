@@ -425,18 +425,12 @@ def fedavg_run(spec):
     """[(record key, [(rounded, exact, Fraction)] per entry)] of a FedAvg
     run on the quadratic or the linear model (model_setup): fedavg_rounds
     with eta alone, from zeros or a given w, on a given schedule."""
-    alg = spec["algorithm"]
-    init = spec.get("init", {"kind": "zeros"})
-    if alg["name"] != "fedavg" or set(alg["hyperparameters"]) != {"eta"} \
-            or init.get("kind") not in ("zeros", "given") \
-            or spec["schedule"]["kind"] != "given" \
-            or set(alg.get("switches", {})) - {"fedavg.weights"}:
-        raise SystemExit("make_vectors: a FedAvg spec outside this replay "
-                         "(eta only, zeros or given, a given schedule)")
-    weights = alg.get("switches", {}).get("fedavg.weights", "samples")
+    hp, sw, _ = accepted(spec, "fedavg", {"eta"}, {"fedavg.weights"},
+                         what="eta only")
+    weights = sw.get("fedavg.weights", "samples")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    eta = t.const(alg["hyperparameters"]["eta"])
+    eta = t.const(hp["eta"])
     out = []
     fedavg_rounds(t, spec, nk, grad, eta, given_init(t, spec, P), weights,
                   out)
@@ -570,16 +564,10 @@ def local_run(spec):
     client trains its own v_i from w0, kept across rounds; ref/algorithms/
     local.c) on the quadratic or the linear model (model_setup), each step
     of sgd_steps."""
-    alg = spec["algorithm"]
-    if alg["name"] != "local" \
-            or set(alg) - {"name", "hyperparameters"} \
-            or set(alg["hyperparameters"]) != {"eta"} \
-            or spec["schedule"]["kind"] != "given" \
-            or spec.get("init", {}).get("kind") != "given":
-        raise SystemExit("make_vectors: a local spec outside this replay")
+    hp, _, _ = accepted(spec, "local", {"eta"}, what="eta only")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    eta = t.const(alg["hyperparameters"]["eta"])
+    eta = t.const(hp["eta"])
     w0 = given_init(t, spec, P)
     v = {i: list(w0) for i in range(len(nk))}
     out = []
