@@ -402,11 +402,13 @@ check-kernels: $(B)/rel/libpflref.so $(B)/rel/pflref
 # proofs/README.md's tables against the sources (every function a WP job
 # proves, every trusted contract: tests/lint/proof_tables.py) and that
 # checker's self-test, each drift planted in a copy; and the self-test of
-# proofs/gappa/enclosure.py's comparison (tests/lint/test_gappa_enclosure.py).
+# proofs/gappa/enclosure.py's comparison (tests/lint/test_gappa_enclosure.py)
+# and of Gappa's recorded answers (tests/lint/test_gappa_cache.py).
 check-lint:
 	@$(PYTHON) tests/lint/proof_tables.py
 	@$(PYTHON) tests/lint/test_proof_tables.py
 	@$(PYTHON) tests/lint/test_gappa_enclosure.py
+	@$(PYTHON) tests/lint/test_gappa_cache.py
 	@$(PYTHON) tests/lint/test_floors.py
 	@$(PYTHON) tools/spdx.py --self-test
 

@@ -55,7 +55,12 @@
 # The crash self-test at the end never reads the cache.  The entries hold
 # results of Z3 and CVC4 under the step limits below, which
 # proofs/cache/LIMITS names; a cache written under other limits or prover
-# versions is not read.
+# versions is not read.  Gappa's answers (step 0) are kept the same way in
+# proofs/gappa/cache/, each named by a digest of Gappa's version line and
+# the script's text, under the same PROOFS_CACHE (the scripts themselves
+# are still checked against their generators, and every recorded answer
+# is read and judged as a live one would be: enclosures against the
+# stated bounds, a control's refusal).
 #
 # Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
@@ -167,6 +172,18 @@ gappa_step() {
         fi
     done
     glog=$(mktemp -d)
+    # Gappa's recorded answers (proofs/gappa/cache/, read and written by
+    # proofs/gappa/gappa_common.py): PROOFS_CACHE as for WP's cache below
+    GAPPA_CACHE_READ=""; GAPPA_CACHE_WRITE=""
+    case "$CACHE_MODE" in
+        replay) GAPPA_CACHE_READ="$PWD/$GAPPA_CACHE" ;;
+        update) GAPPA_CACHE_READ="$PWD/$GAPPA_CACHE"
+                GAPPA_CACHE_WRITE="$PWD/$GAPPA_CACHE" ;;
+        rebuild) GAPPA_CACHE_WRITE="$glog/cache" ;;
+    esac
+    GAPPA_CACHE_LOG="$glog/answers"
+    : >"$GAPPA_CACHE_LOG"
+    export GAPPA_CACHE_READ GAPPA_CACHE_WRITE GAPPA_CACHE_LOG
     n=0
     for g in proofs/gappa/kernels/*.g proofs/gappa/vectors/*.g; do
         [ -f "$g" ] || continue
@@ -182,6 +199,19 @@ gappa_step() {
         cat "$glog/$k.log"
         [ -e "$glog/$k.failed" ] && gst=1
     done <"$glog/list"
+    # scripts and controls alike: one line each in $glog/answers
+    echo "proofs: gappa: cache ($CACHE_MODE): found $(grep -c '^found$' "$glog/answers"), missed $(grep -c '^missed$' "$glog/answers"), written $(grep -c '^written$' "$glog/answers") answers"
+    if [ "$CACHE_MODE" = rebuild ]; then
+        if [ "$gst" -eq 0 ]; then
+            rm -rf "$GAPPA_CACHE"
+            mkdir -p "$GAPPA_CACHE"
+            find "$glog/cache" -name '*.json' -exec cp {} "$GAPPA_CACHE"/ \;
+            echo "proofs: gappa: cache: $(find "$GAPPA_CACHE" -name '*.json' | wc -l) answers written to $GAPPA_CACHE"
+        else
+            echo "proofs: gappa: cache: not written (the step failed)"
+        fi
+    fi
+    unset GAPPA_CACHE_READ GAPPA_CACHE_WRITE GAPPA_CACHE_LOG
     rm -rf "$glog"
     return $gst
 }
@@ -193,6 +223,15 @@ for tool in gappa python3; do
     fi
 done
 WORKERS=${PROOFS_WORKERS:-2}
+# The caches' use (see the head of this file; WP's, below, also checks
+# proofs/cache/LIMITS)
+CACHE_MODE=${PROOFS_CACHE:-replay}
+case "$CACHE_MODE" in
+    replay|update|none|rebuild) ;;
+    *) echo "proofs/run.sh: PROOFS_CACHE is replay, update, none or rebuild" >&2
+       exit 2 ;;
+esac
+GAPPA_CACHE=proofs/gappa/cache
 gappa_status=0
 gappa_step || gappa_status=1
 if [ -n "${PROOFS_GAPPA_ONLY:-}" ]; then
@@ -232,7 +271,6 @@ trap 'rm -rf "$log"' EXIT
 # The cache (see the head of this file): its key names the limits and the
 # provers' versions, which WP's own digest does not all cover (Z3's limit
 # is in the Why3 command, below).
-CACHE_MODE=${PROOFS_CACHE:-replay}
 CACHE_DIR=proofs/cache
 CACHE_KEY="wp-steps z3; z3 $Z3_STEPS $Z3_CONTROL cvc4 $CVC4_STEPS $CVC4_CONTROL margin $CONTROL_MARGIN; $(z3 --version 2>&1 | head -n 1); $(cvc4 --version 2>&1 | head -n 1)"
 case "$CACHE_MODE" in
@@ -245,8 +283,6 @@ case "$CACHE_MODE" in
     rebuild)
         CACHE_NEW="$log/cache"
         mkdir -p "$CACHE_NEW" ;;
-    *) echo "proofs/run.sh: PROOFS_CACHE is replay, update, none or rebuild" >&2
-       exit 2 ;;
 esac
 # cache_opts: WP's cache options for this run ("" for none).
 cache_opts() {

@@ -2,6 +2,9 @@
 """Shared by the Gappa script generators of proofs/gappa/: the script text,
 Gappa's best enclosure of an expression, and the rounding of a bound to
 four significant bits."""
+import hashlib
+import json
+import os
 import re
 import subprocess
 import tempfile
@@ -29,7 +32,92 @@ def goal_line(script):
 
 def run(script, timeout=None):
     """(exit status, stdout + stderr) of gappa on SCRIPT; status None when
-    it ran longer than TIMEOUT seconds."""
+    it ran longer than TIMEOUT seconds.  Where the environment names
+    answer folders (GAPPA_CACHE_READ, GAPPA_CACHE_WRITE: proofs/run.sh
+    sets them, see recorded()), Gappa's recorded answer to the identical
+    script stands in for a run."""
+    read = os.environ.get("GAPPA_CACHE_READ", "")
+    write = os.environ.get("GAPPA_CACHE_WRITE", "")
+    if not read and not write:
+        return run_live(script, timeout)
+    ver = gappa_version()
+    key = answer_key(script, ver)
+    if read:
+        got = recorded(read, key, ver)
+        if got is not None:
+            note_answer("found")
+            return got
+        note_answer("missed")
+    rc, out = run_live(script, timeout)
+    if write and rc is not None:
+        record(write, key, ver, rc, out)
+        note_answer("written")
+    return rc, out
+
+
+# Gappa's recorded answers (proofs/README.md, "The prover cache"): an
+# answer is Gappa's exit status and output for one script, filed as
+# KEY.json, KEY the SHA-256 of Gappa's version line and the script's
+# text, so it is read only for the identical script given to the
+# identical Gappa (the generators write the scripts, so a change to a
+# vector or to a replay is a new script, which Gappa decides).
+def gappa_version():
+    """Gappa's version line ("Gappa 1.4.1")."""
+    r = subprocess.run(["gappa", "--version"], capture_output=True,
+                       text=True)
+    lines = (r.stdout + r.stderr).strip().splitlines()
+    if r.returncode != 0 or not lines:
+        raise SystemExit("gappa --version failed")
+    return lines[0]
+
+
+def answer_key(script, version):
+    """The name of SCRIPT's answer from the Gappa of VERSION."""
+    return hashlib.sha256(f"{version}\n{script}".encode()).hexdigest()
+
+
+def recorded(folder, key, version):
+    """(exit status, output) recorded under KEY in FOLDER, or None when
+    there is none, or the entry is not a well-formed answer of this Gappa
+    to this key (such an entry is ignored: Gappa runs)."""
+    try:
+        with open(os.path.join(folder, key + ".json"),
+                  encoding="utf-8") as f:
+            e = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if (not isinstance(e, dict) or e.get("key") != key
+            or e.get("gappa") != version
+            or type(e.get("exit")) is not int
+            or not isinstance(e.get("output"), str)):
+        return None
+    return e["exit"], e["output"]
+
+
+def record(folder, key, version, rc, out):
+    """File Gappa's answer (RC, OUT) under KEY in FOLDER (written to a
+    temporary name first, so a reader never sees half an entry)."""
+    os.makedirs(folder, exist_ok=True)
+    entry = {"key": key, "gappa": version, "exit": rc, "output": out}
+    tmp = os.path.join(folder, f".{key}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(entry, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(folder, key + ".json"))
+
+
+def note_answer(what):
+    """Append WHAT (found, missed, written) to the file GAPPA_CACHE_LOG
+    names, if any: proofs/run.sh counts the lines."""
+    log = os.environ.get("GAPPA_CACHE_LOG", "")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(what + "\n")
+
+
+def run_live(script, timeout=None):
+    """(exit status, stdout + stderr) of gappa itself on SCRIPT; status
+    None when it ran longer than TIMEOUT seconds."""
     with tempfile.NamedTemporaryFile("w", suffix=".g") as f:
         f.write(script)
         f.flush()
