@@ -139,6 +139,8 @@ VECTORS = [
     "scaffold/worked-quadratic-ii",
     "scaffold/worked-linear-ii",
     "scaffold/worked-linear-i",
+    "scaffold/worked-linear-ii-controls",
+    "scaffold/worked-linear-ii-controls-mean",
     "feddyn/worked-linear-paper",
     "feddyn/worked-linear-h-literal",
     "interp/worked-notes-5.2g-alpha-0",
@@ -151,6 +153,7 @@ VECTORS = [
     "apfl/worked-notes-6g-fedtorch",
     "apfl/worked-linear-minibatch-adaptive",
     "apfl/worked-linear-pfllib",
+    "apfl/worked-linear-default-eta-alpha-drawn",
     "ifca/worked-notes-2.3-gradient",
     "ifca/worked-notes-2.3-model",
     "ifca/worked-partial-gradient",
@@ -188,10 +191,13 @@ ENCLOSURE = {
     "pfedme/worked-linear-pfllib-drawn",
     "scaffold/worked-linear-ii",
     "scaffold/worked-linear-i",
+    "scaffold/worked-linear-ii-controls",
+    "scaffold/worked-linear-ii-controls-mean",
     "feddyn/worked-linear-paper",
     "feddyn/worked-linear-h-literal",
     "apfl/worked-linear-minibatch-adaptive",
     "apfl/worked-linear-pfllib",
+    "apfl/worked-linear-default-eta-alpha-drawn",
 }
 
 
