@@ -159,6 +159,9 @@ VECTORS = [
     "ifca/worked-partial-gradient",
     "ifca/worked-partial-model",
     "ifca/worked-spread-gradient",
+    "ifca/worked-bias-half-drawn",
+    "ifca/worked-given-models-linear",
+    "ifca/worked-zero-loss-tie",
     "perfedavg/worked-notes-4g-exact",
     "perfedavg/worked-notes-4g-exact-one-round",
     "perfedavg/worked-notes-4g-fo",
@@ -198,6 +201,9 @@ ENCLOSURE = {
     "apfl/worked-linear-minibatch-adaptive",
     "apfl/worked-linear-pfllib",
     "apfl/worked-linear-default-eta-alpha-drawn",
+    "ifca/worked-bias-half-drawn",
+    "ifca/worked-given-models-linear",
+    "ifca/worked-zero-loss-tie",
 }
 
 
@@ -332,6 +338,27 @@ def linear_grad(t, m, X, Y, w, batch):
             sb = t.op(sb, "+", r)
         g.append(t.op(alpha, "*", sb))
     return g
+
+
+def linear_loss(t, m, X, Y, w):
+    """F(w) = (1/n) Σ_j ℓ_j of the linear model m on all n rows in order,
+    in the C's order (ref/models/objective.c batch_loss): z := X w by gemv
+    (d = 1: one product; d > 1: dot_any_order), z_j + b, then
+    pflref_residual_terms: r_j = z_j − y_j, sum += h (r_j r_j) from 0 (h =
+    0.5 half_squared, 1 squared), and F = sum / n."""
+    d, bias = m["d"], bool(m.get("bias"))
+    h = t.const(0.5 if m["loss"] == "half_squared" else 1.0)
+    s = t.const(0.0)
+    for x, y in zip(X, Y):
+        if d == 1:                              # gemv NoTrans, one product
+            z = t.op(x[0], "*", w[0])
+        else:
+            z = t.dot_any_order(t.const(1.0), x, w[:d])
+        if bias:                                # ŷ_j := x_jᵀw + b
+            z = t.op(z, "+", w[d])
+        r = t.op(z, "-", y)
+        s = t.op(s, "+", t.op(h, "*", t.op(r, "*", r)))
+    return t.op(s, "/", t.const(float(len(Y))))
 
 
 def given_init(t, spec, P):
@@ -968,11 +995,15 @@ def interp_run(spec):
 
 def ifca_run(spec):
     """[(record key, [value per entry])] of an IFCA run (Ghosh et al. 2020,
-    Alg. 1; ref/algorithms/ifca.c) on the quadratic model, Option I
-    (gradient) or II (model), the initial models w⁰ + j δ (σ = 0):
+    Alg. 1; ref/algorithms/ifca.c) on the quadratic model or the linear
+    model with a squared loss (model_setup), Option I (gradient) or II
+    (model), the initial models w⁰ + j δ (σ = 0) or given
+    (init.cluster_models):
 
-      estimate      F_i(θ_j) = fl(0.5 Σ_p fl(a_p fl(e_p e_p))), e = θ_j − c,
-                    the sum from 0 in order (quadratic.c); ĵ_i = Trace.argmin
+      estimate      quadratic: F_i(θ_j) = fl(0.5 Σ_p fl(a_p fl(e_p e_p))),
+                    e = θ_j − c, the sum from 0 in order (quadratic.c);
+                    linear: linear_loss on client i's rows (the estimate's
+                    training pass, ifca_estimate.c); ĵ_i = Trace.argmin
       machine i     gradient: g_i = ∇F_i(θ_ĵ); model: sgd_steps from θ_ĵ
                     with γ on its batches; Σ_ĵ <- Σ_ĵ + 1.0 x_i, n_ĵ += 1
       server        gradient: θ_j <- θ_j + fl(−fl(γ/|M_t|) Σ_j)
@@ -980,10 +1011,10 @@ def ifca_run(spec):
       every client  v_i = θ_ĵ, ĵ the estimate at the new models"""
     hp, sw, _ = accepted(spec, "ifca", ({"gamma", "ifca.k"},
                                         {"ifca.init_shift", "ifca.init_sd"}),
-                         {"ifca.mode"}, what="the quadratic model, initial "
-                         "models w0 + j delta")
-    if spec["model"]["kind"] != "quadratic" or hp.get("ifca.init_sd", 0.0) \
-            or "cluster_models" in spec.get("init", {}):
+                         {"ifca.mode"}, what="the quadratic or the linear "
+                         "model, initial models w0 + j delta or given")
+    given = spec.get("init", {}).get("cluster_models")
+    if hp.get("ifca.init_sd", 0.0) or (given and "ifca.init_shift" in hp):
         raise SystemExit("make_vectors: an IFCA spec outside this replay")
     model_mode = sw.get("ifca.mode", "gradient") == "model"
     t = Trace()
@@ -992,14 +1023,21 @@ def ifca_run(spec):
     gamma = t.const(hp["gamma"])
     delta = t.const(hp.get("ifca.init_shift", 0.0))
     zero, half = t.const(0.0), t.const(0.5)
-    w0 = given_init(t, spec, P)
-    theta = [[t.op(wp, "+", t.op(t.const(float(j)), "*", delta))
-              for wp in w0] for j in range(K)]
+    if given:                                   # θ_j⁰ copied as given
+        theta = [[t.const(v) for v in row] for row in given]
+    else:
+        w0 = given_init(t, spec, P)
+        theta = [[t.op(wp, "+", t.op(t.const(float(j)), "*", delta))
+                  for wp in w0] for j in range(K)]
+    linear = spec["model"]["kind"] == "linear"
 
     def estimate(i, models):
-        A, C = data[i]
         losses = []
         for th in models:
+            if linear:
+                losses.append(linear_loss(t, spec["model"], *data[i], th))
+                continue
+            A, C = data[i]
             s = zero
             for a, c, x in zip(A, C, th):
                 e = t.op(x, "-", c)
