@@ -166,6 +166,9 @@ VECTORS = [
     "perfedavg/worked-notes-4g-exact-one-round",
     "perfedavg/worked-notes-4g-fo",
     "perfedavg/worked-notes-4g-eval-alpha-then-beta",
+    "perfedavg/worked-linear-minibatch-exact",
+    "perfedavg/worked-linear-pfedme-repo",
+    "perfedavg/worked-linear-minibatch-hf",
     "prox/worked-seed003-inner-loop",
     "fedalt/worked-notes-a-stateful",
     "fedalt/worked-notes-a-stateless",
@@ -204,6 +207,9 @@ ENCLOSURE = {
     "ifca/worked-bias-half-drawn",
     "ifca/worked-given-models-linear",
     "ifca/worked-zero-loss-tie",
+    "perfedavg/worked-linear-minibatch-exact",
+    "perfedavg/worked-linear-pfedme-repo",
+    "perfedavg/worked-linear-minibatch-hf",
 }
 
 
@@ -317,6 +323,22 @@ def linear_grad(t, m, X, Y, w, batch):
     = 2 squared, 1 half_squared); g_w := alpha X_b^T r by gemv
     (dot_any_order per feature); g_b := alpha (sum_j r_j), the sum in
     batch order from 0 (pflref_colsum)."""
+    return linear_backward(t, m, X, linear_signal(t, m, X, w, batch, Y),
+                           batch)
+
+
+def linear_hvp(t, m, X, v, batch):
+    """The Hessian-vector product (s/nb) X̃_bᵀ X̃_b v of the linear model m
+    on BATCH (ref/models/linear.c hvp): R{ŷ} := X_b v_w + v_b as z above,
+    then the gradient's products with R{ŷ} in place of r."""
+    return linear_backward(t, m, X, linear_signal(t, m, X, v, batch),
+                           batch)
+
+
+def linear_signal(t, m, X, w, batch, Y=None):
+    """Per row of BATCH in order: z_j = x_jᵀw by gemv (d = 1: one product,
+    rounded once in any order; d > 1: dot_any_order), then z_j + b, then
+    r_j = z_j − y_j when Y is given (pflref_residual_terms)."""
     d, bias = m["d"], bool(m.get("bias"))
     rs = []
     for idx in batch:
@@ -326,7 +348,15 @@ def linear_grad(t, m, X, Y, w, batch):
             z = t.dot_any_order(t.const(1.0), X[idx], w[:d])
         if bias:                                # z_j += b
             z = t.op(z, "+", w[d])
-        rs.append(t.op(z, "-", Y[idx]))
+        rs.append(z if Y is None else t.op(z, "-", Y[idx]))
+    return rs
+
+
+def linear_backward(t, m, X, rs, batch):
+    """alpha = s (1/nb) (s = 2 squared, 1 half_squared); g_w := alpha
+    X_bᵀ rs by gemv (dot_any_order per feature); g_b := alpha (Σ_j rs_j),
+    the sum in batch order from 0 (pflref_colsum)."""
+    d, bias = m["d"], bool(m.get("bias"))
     scale = t.const(2.0 if m["loss"] == "squared" else 1.0)
     alpha = t.op(scale, "*", t.op(t.const(1.0), "/",
                                   t.const(float(len(batch)))))
@@ -342,21 +372,12 @@ def linear_grad(t, m, X, Y, w, batch):
 
 def linear_loss(t, m, X, Y, w):
     """F(w) = (1/n) Σ_j ℓ_j of the linear model m on all n rows in order,
-    in the C's order (ref/models/objective.c batch_loss): z := X w by gemv
-    (d = 1: one product; d > 1: dot_any_order), z_j + b, then
-    pflref_residual_terms: r_j = z_j − y_j, sum += h (r_j r_j) from 0 (h =
-    0.5 half_squared, 1 squared), and F = sum / n."""
-    d, bias = m["d"], bool(m.get("bias"))
+    in the C's order (ref/models/objective.c batch_loss): the residuals
+    r_j of linear_signal, then pflref_residual_terms' sum += h (r_j r_j)
+    from 0 (h = 0.5 half_squared, 1 squared), and F = sum / n."""
     h = t.const(0.5 if m["loss"] == "half_squared" else 1.0)
     s = t.const(0.0)
-    for x, y in zip(X, Y):
-        if d == 1:                              # gemv NoTrans, one product
-            z = t.op(x[0], "*", w[0])
-        else:
-            z = t.dot_any_order(t.const(1.0), x, w[:d])
-        if bias:                                # ŷ_j := x_jᵀw + b
-            z = t.op(z, "+", w[d])
-        r = t.op(z, "-", y)
+    for r in linear_signal(t, m, X, w, range(len(Y)), Y):
         s = t.op(s, "+", t.op(h, "*", t.op(r, "*", r)))
     return t.op(s, "/", t.const(float(len(Y))))
 
@@ -1093,13 +1114,14 @@ def ifca_run(spec):
 def perfedavg_run(spec):
     """[(record key, [value per entry])] of a Per-FedAvg run (Fallah et
     al. 2020, Alg. 1; ref/algorithms/perfedavg.c) on the quadratic model
-    (model_setup; its Hessian-vector product (H v)_p = a_p v_p), the
-    variants exact, FO and HF, either weights, and the evaluation after
+    (model_setup; its Hessian-vector product (H v)_p = a_p v_p) or the
+    linear model with a squared loss (linear_hvp), the variants exact, FO
+    and HF, either weights, and the evaluation after
     the last round; local step t on the batches D, D′, D″ = 3(t−1) + 0, 1,
     2 of the client's list:
 
       w̃ = w − fl(α ∇f(w; D));  q = ∇f(w̃; D′)
-      exact:  h = H(w; D″) q
+      exact:  h = H(w; D″) q   (pflref_model_hvp)
       HF:     h = fl(fl(g₊ − g₋) / fl(2δ)), g± = ∇f(w ± fl(δ q); D″)
       w <- w − fl(β fl(q − fl(α h)))      (FO: w <- w − fl(β q))
     then acc <- acc + c_i w_i (c_i = fl(1/|A_k|) or fl(n_i / Σ n_j)); and
@@ -1108,12 +1130,10 @@ def perfedavg_run(spec):
     hp, sw, _ = accepted(spec, "perfedavg", ({"alpha", "beta"}, {"delta"}),
                          {"perfedavg.variant", "perfedavg.weights",
                           "perfedavg.eval"}, what="plain SGD, no decay")
-    if spec["model"]["kind"] != "quadratic":
-        raise SystemExit("make_vectors: a Per-FedAvg spec outside this "
-                         "replay (the quadratic model)")
     variant = sw.get("perfedavg.variant", "exact")
     samples = sw.get("perfedavg.weights", "uniform") == "samples"
     two = sw.get("perfedavg.eval", "one_alpha_step") == "alpha_then_beta"
+    linear = spec["model"]["kind"] == "linear"
     t = Trace()
     P, data, nk, grad = model_setup(t, spec)
     alpha, beta = t.const(hp["alpha"]), t.const(hp["beta"])
@@ -1137,7 +1157,10 @@ def perfedavg_run(spec):
                     wl = [t.op(x, "-", t.op(beta, "*", qp))
                           for x, qp in zip(wl, q)]
                 else:
-                    if variant == "exact":
+                    if variant == "exact" and linear:
+                        h = linear_hvp(t, spec["model"], data[i][0], q,
+                                       bs[D + 2])
+                    elif variant == "exact":
                         h = [t.op(a, "*", qp) for a, qp in zip(data[i][0], q)]
                     else:
                         delta = t.const(hp["delta"])
