@@ -509,8 +509,9 @@ proofs:
 	@./deps.sh proofs
 	proofs/run.sh
 
-# proofs/cache/ rewritten from nothing (proofs/README.md, "The prover
-# cache"): every goal proved, then the answers an update pass adds.
+# proofs/cache/ and proofs/gappa/cache/ rewritten from nothing
+# (proofs/README.md, "The prover cache"): every goal proved and every
+# Gappa script run, then the answers an update pass adds.
 proofs-cache:
 	@./deps.sh proofs
 	PROOFS_CACHE=rebuild proofs/run.sh

@@ -179,7 +179,8 @@ gappa_step() {
         replay) GAPPA_CACHE_READ="$PWD/$GAPPA_CACHE" ;;
         update) GAPPA_CACHE_READ="$PWD/$GAPPA_CACHE"
                 GAPPA_CACHE_WRITE="$PWD/$GAPPA_CACHE" ;;
-        rebuild) GAPPA_CACHE_WRITE="$glog/cache" ;;
+        rebuild) GAPPA_CACHE_WRITE="$glog/cache"
+                 mkdir -p "$glog/cache" ;;
     esac
     GAPPA_CACHE_LOG="$glog/answers"
     : >"$GAPPA_CACHE_LOG"

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared by the Gappa script generators of proofs/gappa/: the script text,
-Gappa's best enclosure of an expression, and the rounding of a bound to
-four significant bits."""
+"""Shared by the Gappa script generators of proofs/gappa/ and its checks:
+the script text, Gappa's run or its recorded answer (run), Gappa's best
+enclosure of an expression, and the rounding of a bound to four
+significant bits."""
+import functools
 import hashlib
 import json
 import os
@@ -61,6 +63,7 @@ def run(script, timeout=None):
 # text, so it is read only for the identical script given to the
 # identical Gappa (the generators write the scripts, so a change to a
 # vector or to a replay is a new script, which Gappa decides).
+@functools.lru_cache(maxsize=None)
 def gappa_version():
     """Gappa's version line ("Gappa 1.4.1")."""
     r = subprocess.run(["gappa", "--version"], capture_output=True,
