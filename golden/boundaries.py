@@ -536,7 +536,8 @@ COMPARISONS = [
      ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),
     (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
      "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
-     ("decided", ["fedpac/mlp/boundary-alpha-eps"], fedpac_alpha_on)),
+     ("decided", ["fedpac/mlp/boundary-alpha-eps", "fedpac/mlp/boundary-alpha-one"],
+      fedpac_alpha_on)),
     (A + "fedpac_qp.c", "if (!(fabs(B[piv * n + c]) > FEDPAC_PIVOT_RTOL * big))", ">",
      "the QP's linear solve: a pivot at or below the relative tolerance is singular",
      ("argued", "a rounding tolerance of the solver (2⁻⁴⁰ of B's largest entry), not "

@@ -54,6 +54,10 @@ Vectors (file = id without "fedpac/", '/' → '-'):
                          identity body at w⁰: round 0's α_0 = (7/8, 1/8)
                          exactly, ε = 1/8 under alpha_small = renormalised
                          (the threshold's strictness decides the run)
+  fedpac/mlp/boundary-alpha-one
+                         the same data: rounds with one participant, whose
+                         α = (1) is exact in every precision, against
+                         ε = 1 under alpha_small = raw
 
     /usr/bin/python3 golden/fedpac/make_fedpac.py [OUTDIR]
     /usr/bin/python3 golden/fedpac/make_fedpac.py --eps [OUTDIR]
@@ -542,6 +546,64 @@ def boundary_alpha_eps():
         rounds=ROUNDS_EPS, clients=CLIENTS_EPS, check=check_alpha_eps)
 
 
+# fedpac.alpha_eps on its boundary in numbers that rounding cannot move
+# (issue 32): a round with one participant makes the QP's simplex a point,
+# α_i = (1) exactly (the C's bordered system [V_i 1; 1 0] pivots on its
+# 1 row while V_i < 1 and gives α = 1 with no rounding; a solver that forms
+# Q_SS⁻¹1 / 1ᵀQ_SS⁻¹1 divides a number by itself), in every precision and
+# under every perturbation of V_i.  With ε = 1 (the threshold any ε ≥ 1
+# would be) the strict α > ε sets that lone weight to 0, so under
+# alpha_small = raw the participant's head φ_i = Σ_j α_ij φ_j becomes 0;
+# α ≥ ε keeps it (φ_i its trained head).  Rounds S_0 = {1}, S_1 = {0} (each
+# alone), S_2 = {0, 1}, whose interior weights (0.84, 0.16) and
+# (0.29, 0.71) the threshold sets to 0 under either reading.  raw, not
+# renormalised: with every weight 0 the renormalised reading divides 0 by 0.
+ROUNDS_ONE = [
+    {"clients": [1], "batches": [[[2, 0, 3], [1, 2]]]},
+    {"clients": [0], "batches": [[[0, 1], [1]]]},
+    {"clients": [0, 1], "batches": [[[1, 0]], [[3, 1], [0, 2, 1]]]},
+]
+
+
+def check_alpha_one(spec):
+    """By the exact replay with the threshold off (bug no-threshold): each
+    lone participant's weight is 1 exactly and its V_i < 1 (the C's pivot
+    on the 1 row, so its α is 1 with no rounding); the weights of round 2,
+    with two participants, are at least 1/8 from 1."""
+    from decimal import Decimal
+    trace = pp.replay(spec, frozenset({"no-threshold"}))[0]
+    notes = {(r["round"], r.get("client"), r["name"]): r["value"]
+             for r in trace.records if r["event"] == "note"}
+    eps = Decimal(spec["algorithm"]["hyperparameters"]["fedpac.alpha_eps"])
+    assert eps == 1
+    for t, rnd in enumerate(spec["schedule"]["rounds"]):
+        for i in rnd["clients"]:
+            al = [u for j, u in enumerate(notes[(t, i, "alpha_i")])
+                  if j in rnd["clients"]]
+            if len(rnd["clients"]) == 1:
+                assert al == [1], (t, i, al)
+                assert notes[(t, i, "V")][0] < Decimal("0.875"), (t, i)
+            else:
+                assert all(u < Decimal("0.875") for u in al), (t, i, al)
+
+
+def boundary_alpha_one():
+    return make(
+        "mlp/boundary-alpha-one",
+        "FedPAC with a lone participant's weight α = 1 = fedpac.alpha_eps: "
+        "set to 0 by the strict α > ε",
+        "The data, model and w⁰ of fedpac/mlp/boundary-alpha-eps; η = 0.3, "
+        "λ = 0.55, η_φ = 0.4, τ_φ = 1; fedpac.alpha_small = raw, ε = 1. "
+        "Rounds 0 and 1 have one participant each (client 1, then client "
+        "0): the QP's only point is α = (1), exactly 1 in every precision, "
+        "which the strict α > ε sets to 0, so that participant's head "
+        "becomes 0 (α ≥ ε would keep its trained head). Round 2's two "
+        "participants have interior weights, below ε under either reading.",
+        MLP_EPS, W_EPS, alg(0.3, 0.55, 0.4, 1, eps=1.0, alpha_small="raw"),
+        ["fedpac-alpha-small", "fedpac-alpha-eps-boundary"],
+        rounds=ROUNDS_ONE, clients=CLIENTS_EPS, check=check_alpha_one)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--eps":
         out = sys.argv[2] if len(sys.argv) > 2 else HERE
@@ -552,7 +614,7 @@ def main():
                                   pfllib, drawn, momentum_decay,
                                   official_run, momentum_client,
                                   pfllib_lr, bn_paper, bn_pfllib,
-                                  boundary_alpha_eps))
+                                  boundary_alpha_eps, boundary_alpha_one))
 
 
 if __name__ == "__main__":
