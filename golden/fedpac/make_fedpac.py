@@ -551,8 +551,8 @@ def boundary_alpha_eps():
 # α_i = (1) exactly (the C's bordered system [V_i 1; 1 0] pivots on its
 # 1 row while V_i < 1 and gives α = 1 with no rounding; a solver that forms
 # Q_SS⁻¹1 / 1ᵀQ_SS⁻¹1 divides a number by itself), in every precision and
-# under every perturbation of V_i.  With ε = 1 (the threshold any ε ≥ 1
-# would be) the strict α > ε sets that lone weight to 0, so under
+# under every perturbation of V_i.  ε = 1 is the one threshold that
+# weight sits on: the strict α > ε sets it to 0, so under
 # alpha_small = raw the participant's head φ_i = Σ_j α_ij φ_j becomes 0;
 # α ≥ ε keeps it (φ_i its trained head).  Rounds S_0 = {1}, S_1 = {0} (each
 # alone), S_2 = {0, 1}, whose interior weights (0.84, 0.16) and
@@ -567,9 +567,10 @@ ROUNDS_ONE = [
 
 def check_alpha_one(spec):
     """By the exact replay with the threshold off (bug no-threshold): each
-    lone participant's weight is 1 exactly and its V_i < 1 (the C's pivot
-    on the 1 row, so its α is 1 with no rounding); the weights of round 2,
-    with two participants, are at least 1/8 from 1."""
+    lone participant's weight is 1 exactly and its V_i < 7/8 (below 1 with
+    a margin, so the C pivots on the row of ones and its α is 1 with no
+    rounding); the weights of round 2, with two participants, are below
+    7/8, at least 1/8 from ε."""
     from decimal import Decimal
     trace = pp.replay(spec, frozenset({"no-threshold"}))[0]
     notes = {(r["round"], r.get("client"), r["name"]): r["value"]
