@@ -217,6 +217,33 @@ def fedfomo_tau_on(spec):
     return False
 
 
+def fedfomo_zero_on(spec):
+    """A layer-list FedFomo run over every entry (bn.aggregate = average)
+    with fedfomo.equal_rtol τ given, whose init.w has every running
+    statistic 0 and some client's round-0 step on a batch of zero rows:
+    batch normalisation sees z = 0, so the statistics stay 0 and the
+    upload's entries sit on the bound at 0 against w⁰'s 0 (the other
+    entries within τ: the generator's asserts)."""
+    tau = _hp(spec).get("fedfomo.equal_rtol")
+    sw = spec["algorithm"].get("switches", {})
+    net = spec["model"]
+    if net.get("kind") != "layers" or not tau or \
+            sw.get("bn.aggregate", "average") != "average" or \
+            spec["init"].get("kind") != "given":
+        return False
+    import pflref_exact_layers as pl
+    w = spec["init"]["w"]
+    offs = pl.Model(net, "float").block_offsets()
+    stats = [x for b, o in offs if b["role"] in ("running_mean", "running_var")
+             for x in w[o:o + b["size"]]]
+    if not stats or any(x != 0 for x in stats):
+        return False
+    r0 = spec["schedule"]["rounds"][0]
+    return any(all(x == 0 for j in batch
+                   for x in spec["problem"]["clients"][k]["X"][j])
+               for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps)
+
+
 def fedfomo_tau_params_on(spec):
     """A layer-list FedFomo run under bn.aggregate = parameters_only with
     fedfomo.equal_rtol τ given, where a client's round-0 step is one batch
@@ -533,7 +560,9 @@ COMPARISONS = [
      ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau"], fedfomo_tau_params_on)),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
      "l. 3's equality up to rounding, every entry (no parameters()-only skip)",
-     ("decided", ["fedfomo/worked/equal-rounding-on-tau"], fedfomo_tau_on)),
+     ("decided", ["fedfomo/worked/equal-rounding-on-tau",
+                  "layers/fedfomo/bn1d-equal-zero-buffers"],
+      lambda spec: fedfomo_tau_on(spec) or fedfomo_zero_on(spec))),
     (A + "fedpac.c", "if (!(ws->alpha[j] > h->fedpac.alpha_eps))", ">",
      "fedpac.alpha_small: a classifier weight α_j ≤ ε is set to 0",
      ("decided", ["fedpac/mlp/boundary-alpha-eps", "fedpac/mlp/boundary-alpha-one"],

@@ -107,10 +107,12 @@ own id joins the ranking and is a candidate only when chosen), the
 learning-rate decay lr.* (client i's η decays with its own trainings under
 lr.count = trainings, PFLlib's per-client ExponentialLR), and the preset
 pfllib, restated here from PFLlib's clientfomo.py and serverfomo.py (not
-read from the C).  Exact arithmetic needs no tolerance for "θ_n = a": the
-C's fedfomo.equal_rtol only undoes its own rounding, so the replay ignores
-it (but for fomo-equal-strict and fomo-equal-fp64, which test the C's
-doubles against it).
+read from the C).  Exact arithmetic needs no tolerance for "θ_n = a" made
+by rounding: the C's fedfomo.equal_rtol undoes its own rounding, and the
+replay's exact θ_n = a is distance 0.  Two models that differ in exact
+arithmetic by at most τ in every entry are equal by the C's rule all the
+same, and the replay applies it to them (equal_within); fomo-equal-strict
+and fomo-equal-fp64 also test the C's doubles against it.
 """
 import copy
 import math
@@ -341,6 +343,9 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset(),
                 {"fomo-equal-strict", "fomo-equal-fp64"} & set(bugs):
             d = equal_on_doubles(spec, uploads[n], anchor64, idx, kind, tensors,
                                  "fomo-equal-strict" in bugs)
+        elif d != 0 and equal_within(spec, uploads[n], anchor, idx,
+                                     "fomo-equal-strict" in bugs):
+            d = 0                         # within τ: the rule's "equal"
         if d == 0:
             continue                      # θ_n = φ_i: the documented rule
         if "fomo-squared-dist" in bugs:
@@ -353,6 +358,24 @@ def weights(spec, i, peers, anchor, uploads, sw, bugs, buffers=frozenset(),
     if total != 0 and "fomo-no-normalise" not in bugs:
         w = [x / total for x in w]
     return w, r
+
+
+def equal_within(spec, x, a, idx, strict):
+    """The zero-distance rule on two models that differ in exact
+    arithmetic: True when every |x_p − a_p| ≤ τ max(|x_p|, |a_p|) over the
+    entries idx (None: all), τ = fedfomo.equal_rtol (the double, exactly),
+    < when strict (fomo-equal-strict).  A difference within τ is no
+    rounding, but the C's rule counts it as equal all the same (τ ≤ 10⁻⁶,
+    docs/algorithms/fedfomo.md, "Equality up to rounding"), so the replay
+    applies the rule as the C does; an entry 0 in both models sits on the
+    bound (0 against 0), where only the rule's ≤ calls it equal."""
+    tau = Fraction(spec["algorithm"]["hyperparameters"].get(
+        "fedfomo.equal_rtol", 2.0 ** -50))
+    keep = range(len(x)) if idx is None else idx
+    pairs = [(Fraction(x[p]), Fraction(a[p])) for p in keep]
+    return all((abs(u - v) < tau * max(abs(u), abs(v))) if strict
+               else (abs(u - v) <= tau * max(abs(u), abs(v)))
+               for u, v in pairs)
 
 
 def equal_on_doubles(spec, x, a64, idx, kind, tensors, strict):

@@ -27,6 +27,7 @@
 #include "suites.h"
 #include "testutil.h"
 #include "builder.h"
+#include "engine/engine.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -619,6 +620,27 @@ START_TEST(test_bn2d_running)
 }
 END_TEST
 
+/* The plain step moves the parameters and never the running statistics,
+ * whatever the gradient holds in their entries (0 in a run; the noise of a
+ * precision check's normwise hook, ref/core/mca.h, under one). */
+START_TEST(test_step_skips_buffers)
+{
+    const size_t in[3] = {1, 1, 2};
+    pflref_layer L[] = {PLAIN(PFLREF_LAYER_BATCHNORM2D),
+                        PLAIN(PFLREF_LAYER_FLATTEN), DENSE(1, 0)};
+    const pflref_model m = layers_model(PFLREF_LOSS_SQUARED, in, 3, L, 3);
+    ck_assert_uint_eq(m.P, 6);          /* γ, β, r_μ, r_v, W (2) */
+    ck_assert(m.blocks[2].is_buffer && m.blocks[3].is_buffer);
+    const double g[6] = {1, 2, 4, 8, -1, 0.5};
+    double x[6] = {1, 0, 0.25, 1.5, 0.5, -0.25};
+    ck_assert(pflref_blocks_step(&m, NULL, 0.5, g, x));
+    const double want[6] = {0.5, -1, 0.25, 1.5, 1, -0.5};
+    for (int p = 0; p < 6; p++)
+        ck_assert_msg(x[p] == want[p], "x[%d] = %.17g, expected %.17g", p,
+                      x[p], want[p]);
+}
+END_TEST
+
 /* features → head_grad → body_grad is grad bit for bit on a CNN (PFLEGO's
  * three steps), and a batchnorm body is refused naming the model. */
 START_TEST(test_split_api)
@@ -1090,6 +1112,7 @@ Suite *layers_suite(void)
     tcase_add_loop_test(tc, test_pool_exact, 0, 2);
     tcase_add_test(tc, test_pool_ties);
     tcase_add_test(tc, test_bn2d_running);
+    tcase_add_test(tc, test_step_skips_buffers);
     suite_add_tcase(s, tc);
     tc = tcase_create("differences");
     tcase_set_timeout(tc, 60);

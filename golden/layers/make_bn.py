@@ -1432,10 +1432,125 @@ def fedavg_keep_first_upload():
     return fname, pg.vector(vid, title, prov, flags, spec, tol, exp)
 
 
+
+# ---- FedFomo's equality up to rounding on an entry 0 in both models -------
+#
+# issue 32 (a threshold's strictness in float32 and bfloat16): the test
+# |x_p − a_p| > τ max(|x_p|, |a_p|) over every entry (bn.aggregate =
+# average, the paper's reading) met by running statistics that are 0 in
+# both models, 0 against 0, in numbers that no rounding moves.  τ = 10⁻⁶,
+# the largest the C takes.  init.w's running statistics r_μ, r_v are all 0.
+# Client 1's one round-0 batch is two zero rows: fc1 gives z = 0, the batch
+# mean and variance are 0, so x̂ = 0, every β of init.w is negative and relu
+# passes nothing; the step moves the output bias b alone, by η · 2 (b − y) =
+# 2⁻²² (b = 3/4, y = 3/4 − 2⁻²⁰, η = 1/8), and the running statistics stay
+# 0 (r ← (1 − ρ) r + ρ · 0).  Every other parameter is unchanged.  In round
+# 1 client 0's anchor is w⁰ and its one candidate that upload θ_1⁰: the
+# entries differ by 0, by 2⁻²² ≤ τ · 3/4 (a third of the bound) at b, and by
+# 0 ≤ τ · 0 at the eight running statistics, so the rule calls θ_1⁰ equal
+# (r_1 = 0, weights 0).  A strict < fails on the zeros and gives θ_1⁰ the
+# ratio (L_0(w⁰) − L_0(θ_1⁰)) / 2⁻²², twice the mean residual of client 0's
+# validation passes (positive here): weight 1.  The zeros stay 0 under
+# random rounding (products and sums of exact zeros, and a gradient that is
+# 0 but for b's, whose normwise perturbation moves no buffer: buffers are
+# never stepped), and b's step is exact in float32, so a float32 candidate
+# meets the same tie.
+FOMO_ZERO_TAU = 1e-6
+FOMO_ZERO_ETA = 0.125
+FOMO_ZERO_B0 = 0.75
+FOMO_ZERO_Y = 0.75 - 2.0 ** -20
+FOMO_ZERO_ROUNDS = [
+    {"clients": [0, 1, 2], "batches": [[[0, 2], [1, 3]], [[0, 1]], [[4, 1], [0, 3, 2]]],
+     "peers": [[], [], []]},
+    {"clients": [0, 2], "batches": [[[1, 3, 0]], [[2, 4], [1, 0]]],
+     "peers": [[1], [0]]},
+]
+
+
+def fomo_zero_spec():
+    import pflref_exact_fedfomo as ff
+    clients = fedfomo_clients()
+    c1 = dict(clients[1])
+    c1["X"] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], c1["X"][2]]
+    c1["y"] = [FOMO_ZERO_Y, FOMO_ZERO_Y, c1["y"][2]]
+    clients[1] = c1
+    w0 = list(MLP_W0)
+    w0[16:20] = FOMO_TAU_BETA
+    w0[20:28] = [0.0] * 8                 # r_mu, r_v
+    w0[32] = FOMO_ZERO_B0
+    algorithm = {"name": "fedfomo",
+                 "hyperparameters": {"eta": FOMO_ZERO_ETA,
+                                     "fedfomo.equal_rtol": FOMO_ZERO_TAU},
+                 "switches": {"fedfomo.self": "excluded", "fedfomo.P_update": "raw"}}
+    spec = pg.given_spec(
+        "FedFomo's equality up to rounding met by running statistics 0 in both "
+        "models (tau = 1e-6): a candidate 2^-22 from its anchor is equal",
+        f"{MLP_TEXT} FedFomo (bn.aggregate = average: l. 3's distance and its "
+        f"equality up to rounding over every entry, the running statistics "
+        f"included), fedfomo.self = excluded, P_update = raw, eta = 1/8, "
+        f"fedfomo.equal_rtol = 1e-6; init.w's running statistics all 0, every "
+        f"beta negative, the fc2 bias b = 3/4. Round 0: client 1's one batch is "
+        f"two zero rows with target 3/4 - 2^-20, so fc1 gives 0, batch "
+        f"normalisation gives x-hat = 0, relu passes nothing, the step moves b "
+        f"alone by 2^-22 and the running statistics stay 0. Round 1: client 0's "
+        f"one candidate theta_1^0 differs from its anchor w0 by 2^-22 at b "
+        f"(within tau 3/4) and by 0 at the running statistics, 0 in both: equal "
+        f"by the rule's <= (r = 0); a strict < would give it weight 1. Every "
+        f"number on that path is exact in float32.",
+        MLP, clients, {"kind": "given", "w": w0}, algorithm, FOMO_ZERO_ROUNDS)
+    return spec, ff
+
+
+def fedfomo_zero_buffers():
+    spec, ff = fomo_zero_spec()
+    vid = "layers/fedfomo/bn1d-equal-zero-buffers"
+    fname = "fedfomo-bn1d-equal-zero-buffers.json"
+    run, result, final, tol = fedfomo_exact_run(spec, ff)
+    trace = result[0]
+    notes = {(r["round"], r["client"], r["name"]): r["value"]
+             for r in trace.records if r["event"] == "note"}
+    up1 = [r["value"] for r in trace.records
+           if r["event"] == "client_end" and r["round"] == 0 and r["client"] == 1][0]
+    w0 = [pg.exact(x) for x in spec["init"]["w"]]
+    buffers = range(20, 28)
+    step = Fraction(1, 2 ** 22)
+    # client 1's step moved b alone, by 2⁻²², and left the buffers 0
+    assert [p for p in range(33) if up1[p] != w0[p]] == [32], up1
+    assert w0[32] - up1[32] == step
+    assert all(up1[p] == 0 == w0[p] for p in buffers)
+    # every parameter of w⁰ is nonzero (only the buffers sit on 0 against 0)
+    assert all(w0[p] != 0 for p in range(33) if p not in buffers)
+    # within τ with a margin (3 × at b), and b's path exact in binary32
+    tau = Fraction(FOMO_ZERO_TAU)
+    assert 3 * step < tau * w0[32]
+    assert float(up1[32]) == FOMO_ZERO_B0 - 2.0 ** -22
+    assert all(abs(x) * 2 ** 24 % 1 == 0 for x in (w0[32], Fraction(FOMO_ZERO_Y)))
+    # round 1: equal by the rule (weights 0); the strict reading: weight 1
+    assert notes[(1, 0, "weights")] == [0, 0, 0]
+    strict = run({"fomo-equal-strict"})[0]
+    sw = [r["value"] for r in strict.records if r["event"] == "note"
+          and r["round"] == 1 and r["client"] == 0 and r["name"] == "weights"][0]
+    assert sw == [0, 1, 0], sw
+    dL = ff.val_loss(spec, 0, w0, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
+    assert dL / step > Fraction(1, 8), float(dL / step)
+
+    flags = ["fedfomo-equal-bound", "fedfomo-affinity", "fedfomo-distance",
+             "bn-running-update"]
+    mutants = {"fedfomo-equal-bound": ["fomo-equal-strict"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"],
+               "fedfomo-distance": ["fomo-squared-dist"],
+               "bn-running-update": RUNNING_MUTANTS["bn-running-update"]}
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run, final)
+    prov = pg.provenance(
+        "independent", f"{FEDFOMO_SOURCE}; docs/algorithms/fedfomo.md (Equality up to "
+        f"rounding); {lc.LAYERS_SOURCE}",
+        FEDFOMO_GENERATOR.replace("make_bn.py", "make_bn.py fedfomo_zero_buffers"))
+    return fname, pg.vector(vid, spec["name"], prov, flags, spec, tol, exp)
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
                  + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval,
                                     fedfomo_keep_bn, fedavg_keep_first_upload,
-                                    fedfomo_keep_on_tau])
+                                    fedfomo_keep_on_tau, fedfomo_zero_buffers])

@@ -241,10 +241,11 @@ pflref_status pflref_bn_running_move(const pflref_bn_hyper *bn,
                                      double *theta, long round, long client,
                                      long step, pflref_error *err);
 
-/* x[p] −= step · g[p] on every block of m whose entries are marked in mask
- * (mask NULL: every block): cost ∝ the marked blocks' size, not P.
- * Returns 1 when every entry it wrote is finite (tested in the same
- * pass), else 0. */
+/* x[p] −= step · g[p] on every parameter block of m whose entries are
+ * marked in mask (mask NULL: every block); the buffers (batch
+ * normalisation's r_μ, r_v) are never stepped.  Cost ∝ the marked blocks'
+ * size, not P.  Returns 1 when every entry it wrote is finite (tested in
+ * the same pass), else 0. */
 int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
                         double step, const double *g, double *x);
 

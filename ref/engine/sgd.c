@@ -155,7 +155,9 @@ int pflref_blocks_step(const pflref_model *m, const unsigned char *mask,
     int finite = 1;
     for (size_t b = 0; b < m->nblocks; b++) {
         const pflref_block *B = &m->blocks[b];
-        if (mask != NULL && !mask[B->offset])
+        /* r_μ, r_v: not parameters, never stepped (their entries of g are
+         * 0, or a precision check's noise on them: ref/core/mca.h) */
+        if (B->is_buffer || (mask != NULL && !mask[B->offset]))
             continue;
         for (size_t p = B->offset; p < B->offset + B->size; p++) {
             x[p] -= step * g[p];
