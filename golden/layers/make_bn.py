@@ -1281,6 +1281,16 @@ def fomo_tau_spec():
     return spec, ff
 
 
+def fomo_tau_records(spec, trace):
+    """(the notes by (round, client, name), client 1's round-0 upload, w⁰)
+    of a run of the two equality-on-the-bound vectors below, exact."""
+    notes = {(r["round"], r["client"], r["name"]): r["value"]
+             for r in trace.records if r["event"] == "note"}
+    up1 = [r["value"] for r in trace.records
+           if r["event"] == "client_end" and r["round"] == 0 and r["client"] == 1][0]
+    return notes, up1, [pg.exact(x) for x in spec["init"]["w"]]
+
+
 def fedfomo_keep_on_tau():
     spec, ff = fomo_tau_spec()
     vid = "layers/fedfomo/bn1d-equal-rounding-on-tau"
@@ -1299,11 +1309,7 @@ def fedfomo_keep_on_tau():
 
     run, result, final, tol = fedfomo_exact_run(spec, ff)
     trace = result[0]
-    notes = {(r["round"], r["client"], r["name"]): r["value"]
-             for r in trace.records if r["event"] == "note"}
-    up1 = [r["value"] for r in trace.records
-           if r["event"] == "client_end" and r["round"] == 0 and r["client"] == 1][0]
-    w0 = [pg.exact(x) for x in spec["init"]["w"]]
+    notes, up1, w0 = fomo_tau_records(spec, trace)
     buffers = set(range(20, 28))          # bn1.running_mean, bn1.running_var
     # client 1's step moved the bias alone (to the exact step) and its
     # running statistics
@@ -1507,11 +1513,7 @@ def fedfomo_zero_buffers():
     fname = "fedfomo-bn1d-equal-zero-buffers.json"
     run, result, final, tol = fedfomo_exact_run(spec, ff)
     trace = result[0]
-    notes = {(r["round"], r["client"], r["name"]): r["value"]
-             for r in trace.records if r["event"] == "note"}
-    up1 = [r["value"] for r in trace.records
-           if r["event"] == "client_end" and r["round"] == 0 and r["client"] == 1][0]
-    w0 = [pg.exact(x) for x in spec["init"]["w"]]
+    notes, up1, w0 = fomo_tau_records(spec, trace)
     buffers = range(20, 28)
     step = Fraction(1, 2 ** 22)
     # client 1's step moved b alone, by 2⁻²², and left the buffers 0
