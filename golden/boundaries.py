@@ -244,6 +244,31 @@ def fedfomo_zero_on(spec):
                for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps)
 
 
+def fedfomo_zero_params_on(spec):
+    """A layer-list FedFomo run under bn.aggregate = parameters_only with
+    fedfomo.equal_rtol τ given, whose init.w has a weight of the first
+    layer at 0 and some client's round-0 step on a batch of zero rows:
+    every term of that layer's weight gradient is 0, so the weight stays 0
+    and the upload sits on the bound at 0 against w⁰'s 0 (the other
+    parameters within τ: the generator's asserts)."""
+    tau = _hp(spec).get("fedfomo.equal_rtol")
+    sw = spec["algorithm"].get("switches", {})
+    net = spec["model"]
+    if net.get("kind") != "layers" or not tau or \
+            sw.get("bn.aggregate") != "parameters_only" or \
+            spec["init"].get("kind") != "given":
+        return False
+    import pflref_exact_layers as pl
+    w = spec["init"]["w"]
+    first, o = pl.Model(net, "float").block_offsets()[0]
+    if first["role"] != "weight" or all(x != 0 for x in w[o:o + first["size"]]):
+        return False
+    r0 = spec["schedule"]["rounds"][0]
+    return any(all(x == 0 for j in batch
+                   for x in spec["problem"]["clients"][k]["X"][j])
+               for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps)
+
+
 def fedfomo_tau_params_on(spec):
     """A layer-list FedFomo run under bn.aggregate = parameters_only with
     fedfomo.equal_rtol τ given, where a client's round-0 step is one batch
@@ -557,7 +582,9 @@ COMPARISONS = [
       "index order, decided by cfl/worked/boundary-tie-order)")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
-     ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau"], fedfomo_tau_params_on)),
+     ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau",
+                  "layers/fedfomo/bn1d-equal-zero-params"],
+      lambda spec: fedfomo_tau_params_on(spec) or fedfomo_zero_params_on(spec))),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * scale)", ">",
      "l. 3's equality up to rounding, every entry (no parameters()-only skip)",
      ("decided", ["fedfomo/worked/equal-rounding-on-tau",

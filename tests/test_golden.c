@@ -561,6 +561,49 @@ START_TEST(test_mca_terms_perturbation)
 END_TEST
 
 
+/* pflref_mca_grad_open / pflref_mca_mark_exact (ref/core/mca.h): an entry
+ * of the open gradient marked exact (every term of its sum an exact 0)
+ * moves relative to itself under the GRADIENT perturbation, so a 0 stays
+ * 0 and a nonzero entry moves by at most u of itself; an unmarked entry
+ * moves normwise (u times the largest magnitude, a 0 too).  The perturb
+ * closes the marks; a mark outside the open gradient, or running past its
+ * end, marks nothing; off, nothing moves. */
+START_TEST(test_mca_exact_marks)
+{
+    double g[6] = {0.0, 0.0, 4.0, 0.0, 1.0, 0.0};
+    double other[2] = {0.0, 0.0};
+    pflref_mca_grad_open(g, 6);              /* off: no-op */
+    pflref_mca_mark_exact(g, 2, 1);
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, 6);
+    ck_assert(g[0] == 0.0 && g[2] == 4.0 && g[3] == 0.0);
+
+    pflref_mca_begin(PFLREF_PRECISION_FP32, 7);
+    pflref_mca_grad_open(g, 6);
+    pflref_mca_mark_exact(g, 2, 2);          /* entries 0 and 2 */
+    pflref_mca_mark_exact(other, 2, 1);      /* another array: ignored */
+    pflref_mca_mark_exact(g + 5, 2, 1);      /* past the end: ignored */
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, 6);
+    ck_assert(g[0] == 0.0);                               /* marked 0 */
+    ck_assert(g[2] != 4.0 && fabs(g[2] - 4.0) <= 4.0 * 0x1.0p-24);
+    ck_assert(g[1] != 0.0 && fabs(g[1]) <= 4.0 * 0x1.0p-24); /* normwise */
+    ck_assert(g[3] != 0.0 && g[5] != 0.0);
+    ck_assert(g[4] != 1.0 && fabs(g[4] - 1.0) <= 4.0 * 0x1.0p-24);
+
+    /* the marks were closed: the next perturbation is normwise */
+    double h[3] = {0.0, 2.0, 0.0};
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, h, 3);
+    ck_assert(h[0] != 0.0 && h[2] != 0.0);
+    /* marks of another gradient are not h's */
+    double k[3] = {0.0, 2.0, 0.0};
+    pflref_mca_grad_open(g, 6);
+    pflref_mca_mark_exact(g, 6, 1);
+    pflref_mca_perturb(PFLREF_MCA_GRADIENT, k, 3);
+    ck_assert(k[0] != 0.0 && k[2] != 0.0);
+    pflref_mca_end();
+}
+END_TEST
+
+
 /* pflref_mca_begin/_begin_scaled/_end (include/pflref/golden.h): the calling thread's
  * runs perturbed as a check's perturbed run with that seed (one seed, one
  * trajectory; another seed, another; after _end the plain run), and the
@@ -662,6 +705,7 @@ Suite *golden_suite(void)
     tcase_add_test(tc, test_vector_metadata_and_tolerances);
     tcase_add_test(tc, test_mca_runs_and_zero_test);
     tcase_add_test(tc, test_mca_terms_perturbation);
+    tcase_add_test(tc, test_mca_exact_marks);
     suite_add_tcase(s, tc);
     return s;
 }

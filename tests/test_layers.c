@@ -28,6 +28,7 @@
 #include "testutil.h"
 #include "builder.h"
 #include "engine/engine.h"
+#include "pflref/golden.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -641,6 +642,48 @@ START_TEST(test_step_skips_buffers)
 }
 END_TEST
 
+/* Under a precision check's perturbation (ref/core/mca.h) a weight whose
+ * input is 0 on every row of the batch keeps an exact 0 gradient, as in
+ * any float format (each of its terms δ_q · 0 is 0): the dense layer marks
+ * it exact and the normwise noise leaves it at 0, while every other entry
+ * moves; off, the gradient is the plain one bit for bit.  Input 1 is 0 on
+ * both rows, fc1 = W (2 × 3) + b, relu, fc2 = v (1 × 2) + c, half_squared;
+ * every pre-activation is positive, so no other entry's terms are all 0. */
+START_TEST(test_mca_zero_input_exact)
+{
+    const size_t in[1] = {3};
+    const pflref_layer L[] = {DENSE(2, 1), PLAIN(PFLREF_LAYER_RELU),
+                              DENSE(1, 1)};
+    const pflref_model m = layers_model(PFLREF_LOSS_HALF_SQUARED, in, 1, L, 3);
+    ck_assert_uint_eq(m.P, 11);
+    double X[6] = {1, 0, 2, 0.5, 0, -1}, y[2] = {-1, 3};
+    const double w[11] = {1, -2, 0.5, 0.25, 3, -0.5,   /* W */
+                          1, 2,                        /* b */
+                          0.5, -1, 0.25};              /* v, c */
+    const pflref_data D = {.n = 2, .X = X, .y = y};
+    pflref_model_workspace *ws = pflref_model_workspace_alloc(&m, 2);
+    double g0[11], g[11], loss;
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 2, ws, g0, &loss),
+                     PFLREF_OK);
+    ck_assert(g0[1] == 0.0 && g0[4] == 0.0);    /* W's column of input 1 */
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        pflref_mca_begin(PFLREF_PRECISION_FP32, seed);
+        ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 2, ws, g, &loss),
+                         PFLREF_OK);
+        pflref_mca_end();
+        for (size_t p = 0; p < 11; p++)
+            if (p == 1 || p == 4)
+                ck_assert_msg(g[p] == 0.0, "g[%zu] = %g", p, g[p]);
+            else
+                ck_assert_msg(g[p] != g0[p], "g[%zu] unmoved", p);
+    }
+    ck_assert_int_eq(pflref_model_grad(&m, w, &D, NULL, 2, ws, g, &loss),
+                     PFLREF_OK);
+    ck_assert(memcmp(g, g0, sizeof g) == 0);
+    pflref_model_workspace_free(ws);
+}
+END_TEST
+
 /* features → head_grad → body_grad is grad bit for bit on a CNN (PFLEGO's
  * three steps), and a batchnorm body is refused naming the model. */
 START_TEST(test_split_api)
@@ -1113,6 +1156,7 @@ Suite *layers_suite(void)
     tcase_add_test(tc, test_pool_ties);
     tcase_add_test(tc, test_bn2d_running);
     tcase_add_test(tc, test_step_skips_buffers);
+    tcase_add_test(tc, test_mca_zero_input_exact);
     suite_add_tcase(s, tc);
     tc = tcase_create("differences");
     tcase_set_timeout(tc, 60);

@@ -1473,8 +1473,13 @@ FOMO_ZERO_ROUNDS = [
 ]
 
 
-def fomo_zero_spec():
+def fomo_zero_spec(params_only=False):
+    """The spec of the zero-tie vectors: every entry's test, the running
+    statistics 0 (params_only False), or parameters() only with fc1's first
+    weight 0 (params_only True, below)."""
     import pflref_exact_fedfomo as ff
+    if params_only:
+        return fomo_zero_params_spec(ff)
     clients = fedfomo_clients()
     c1 = dict(clients[1])
     c1["X"] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], c1["X"][2]]
@@ -1549,10 +1554,110 @@ def fedfomo_zero_buffers():
         FEDFOMO_GENERATOR.replace("make_bn.py", "make_bn.py fedfomo_zero_buffers"))
     return fname, pg.vector(vid, spec["name"], prov, flags, spec, tol, exp)
 
+
+# ---- the same tie on the parameters()-only path ----------------------------
+#
+# issue 32: bn.aggregate = parameters_only measures l. 3's distance and its
+# equality up to rounding over parameters() alone, so the running statistics'
+# 0 against 0 above is no part of the test; the tie is a parameter 0 in
+# both models instead, fc1's first weight W1[0][0] = 0 in init.w.  Client
+# 1's round-0 batch is the two zero rows of the vector above: every input of
+# fc1 is 0 on both rows, so every term of every fc1 weight's gradient
+# (δ_q x_i) is an exact 0, and the step leaves fc1's weights as they are in
+# any format; relu passes nothing, so fc2's weights' terms are 0 too; only
+# the output bias moves, by 2⁻²².  Round 1: client 0's anchor w⁰ and θ_1⁰
+# differ by 2⁻²² at b (a third of τ · 3/4) and by 0 against 0 at W1[0][0]:
+# the rule's ≤ calls them equal (weights 0); a strict < gives θ_1⁰ weight 1.
+# Random rounding keeps the 0: a gradient entry whose terms are all 0 is
+# moved relative to itself (ref/core/mca.h, pflref_mca_mark_exact), as a
+# float32 candidate's sum of exact zeros is 0.
+def fomo_zero_params_spec(ff):
+    clients = fedfomo_clients()
+    c1 = dict(clients[1])
+    c1["X"] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], c1["X"][2]]
+    c1["y"] = [FOMO_ZERO_Y, FOMO_ZERO_Y, c1["y"][2]]
+    clients[1] = c1
+    w0 = list(MLP_W0)
+    w0[0] = 0.0                           # fc1.weight[0][0]
+    w0[16:20] = FOMO_TAU_BETA
+    w0[32] = FOMO_ZERO_B0
+    algorithm = {"name": "fedfomo",
+                 "hyperparameters": {"eta": FOMO_ZERO_ETA,
+                                     "fedfomo.equal_rtol": FOMO_ZERO_TAU},
+                 "switches": {"bn.aggregate": "parameters_only",
+                              "fedfomo.self": "excluded", "fedfomo.P_update": "raw"}}
+    spec = pg.given_spec(
+        "FedFomo's equality up to rounding over parameters() only, met by a "
+        "weight 0 in both models (tau = 1e-6): a candidate 2^-22 from its "
+        "anchor is equal",
+        f"{MLP_TEXT} FedFomo with bn.aggregate = parameters_only (l. 3's "
+        f"distance and its equality up to rounding over the parameters only, "
+        f"l. 5 mixing the parameters only, phi_i keeping client i's own running "
+        f"statistics), fedfomo.self = excluded, P_update = raw, eta = 1/8, "
+        f"fedfomo.equal_rtol = 1e-6; init.w's fc1.weight[0][0] = 0, every beta "
+        f"negative, the fc2 bias b = 3/4. Round 0: client 1's one batch is two "
+        f"zero rows with target 3/4 - 2^-20, so every term of fc1's weight "
+        f"gradient is an exact 0, relu passes nothing and the step moves b "
+        f"alone by 2^-22. Round 1: client 0's one candidate theta_1^0 differs "
+        f"from its anchor w0 by 2^-22 at b (within tau 3/4) and by 0 at "
+        f"fc1.weight[0][0], 0 in both: equal by the rule's <= (r = 0); a strict "
+        f"< would give it weight 1. Every number on that path is exact in "
+        f"float32.",
+        MLP, clients, {"kind": "given", "w": w0}, algorithm, FOMO_ZERO_ROUNDS)
+    return spec, ff
+
+
+def fedfomo_zero_params():
+    spec, ff = fomo_zero_spec(params_only=True)
+    vid = "layers/fedfomo/bn1d-equal-zero-params"
+    fname = "fedfomo-bn1d-equal-zero-params.json"
+    run, result, final, tol = fedfomo_exact_run(spec, ff)
+    trace = result[0]
+    notes, up1, w0 = fomo_tau_records(spec, trace)
+    buffers = set(range(20, 28))
+    params = [p for p in range(33) if p not in buffers]
+    step = Fraction(1, 2 ** 22)
+    # client 1's step moved b alone among the parameters, by 2⁻²², and left
+    # fc1.weight[0][0] at 0
+    assert [p for p in params if up1[p] != w0[p]] == [32], up1
+    assert w0[32] - up1[32] == step
+    assert up1[0] == 0 == w0[0]
+    # fc1.weight[0][0] is the one parameter on 0 against 0
+    assert [p for p in params if w0[p] == 0] == [0]
+    # within τ with a margin (3 × at b), and b's path exact in binary32
+    tau = Fraction(FOMO_ZERO_TAU)
+    assert 3 * step < tau * w0[32]
+    assert float(up1[32]) == FOMO_ZERO_B0 - 2.0 ** -22
+    assert all(abs(x) * 2 ** 24 % 1 == 0 for x in (w0[32], Fraction(FOMO_ZERO_Y)))
+    # round 1: equal by the rule (weights 0); the strict reading: weight 1
+    assert notes[(1, 0, "weights")] == [0, 0, 0]
+    strict = run({"fomo-equal-strict"})[0]
+    sw = [r["value"] for r in strict.records if r["event"] == "note"
+          and r["round"] == 1 and r["client"] == 0 and r["name"] == "weights"][0]
+    assert sw == [0, 1, 0], sw
+    dL = ff.val_loss(spec, 0, w0, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
+    assert dL / step > Fraction(1, 8), float(dL / step)
+
+    flags = ["fedfomo-equal-bound", "bn-parameters-distance", "bn-own-buffers",
+             "fedfomo-affinity", "bn-running-update"]
+    mutants = {"fedfomo-equal-bound": ["fomo-equal-strict"],
+               "bn-parameters-distance": ["fomo-buffers-in-distance"],
+               "bn-own-buffers": ["fomo-buffers-mixed"],
+               "fedfomo-affinity": ["fomo-affinity-ratio"],
+               "bn-running-update": RUNNING_MUTANTS["bn-running-update"]}
+    exp = pg.checked_expected(vid, tol, flags, mutants, result, run, final)
+    prov = pg.provenance(
+        "independent", f"{FEDFOMO_SOURCE}; docs/algorithms/fedfomo.md (Equality up to "
+        f"rounding; bn.aggregate); {FEDFOMO_KEEP_SOURCE}; {lc.LAYERS_SOURCE}",
+        FEDFOMO_GENERATOR.replace("make_bn.py", "make_bn.py fedfomo_zero_params"))
+    return fname, pg.vector(vid, spec["name"], prov, flags, spec, tol, exp)
+
+
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, [fedavg_bn2d, fedavg_bn1d, fedavg_bn1d_frozen,
                                   fedavg_bn2d_biased, fedbn_bn2d, fedbn_bn1d,
                                   fedavg_keep_bn1d, fedavg_keep_bn2d]
                  + FAMILY_MAKERS + [fedfomo_bn_train, fedfomo_bn_eval,
                                     fedfomo_keep_bn, fedavg_keep_first_upload,
-                                    fedfomo_keep_on_tau, fedfomo_zero_buffers])
+                                    fedfomo_keep_on_tau, fedfomo_zero_buffers,
+                                    fedfomo_zero_params])

@@ -15,7 +15,7 @@ whole golden set and bug catalogue: tests/detection/precision.sh):
 - a chaotic vector (IFCA's cluster choice on a tie) is INCONCLUSIVE, never
   PASS; the seeds are in the report and replay the same bounds;
 - a tie of zeros, which rounding cannot break, shows the three tie-break
-  bugs in float32;
+  bugs and FedFomo's two strict equality bounds in float32;
 - the bfloat16 emulation rounds to nearest even, and once per kernel;
 - the former bfloat16 false positives (a convolution, FedALA's exact zero
   test) are not failures, nor the former float32 one (batch normalisation's
@@ -100,6 +100,9 @@ def test_a_float32_bug_is_flagged_as_in_float64(rel, bug, tmp_path):
     ("cfl/worked-boundary-tie-zero-update.json", "cfl-argsort-reversed"),
     ("ifca/worked-zero-loss-tie.json", "ifca-ties-to-highest"),
     ("interp/worked-grid-blank-validation.json", "interp-ties-to-larger"),
+    ("layers/fedfomo-bn1d-equal-zero-buffers.json", "fedfomo-equal-strict"),
+    ("layers/fedfomo-bn1d-equal-zero-params.json",
+     "fedfomo-equal-strict-params"),
 ])
 def test_a_tie_of_zeros_shows_the_tie_break_in_float32(rel, bug, tmp_path):
     """A tie between values that are 0 in any arithmetic survives the Monte
@@ -107,7 +110,11 @@ def test_a_tie_of_zeros_shows_the_tie_break_in_float32(rel, bug, tmp_path):
     rule shows in fp32: the correct float32 candidate passes (not
     INCONCLUSIVE, as on the ties between nonzero values), the one with the
     catalogued tie-break bug fails (docs/validate.md, "Ties that rounding
-    cannot break")."""
+    cannot break").  FedFomo's equality up to rounding is such a rule: its
+    bound met at 0 against 0 by running statistics that stay 0, or, over
+    parameters() only, by a weight whose gradient terms are all exact zeros
+    (a gradient entry marked exact moves relative to itself, so it stays
+    0)."""
     path = vector(rel)
     ok = run_candidate(path, tmp_path / "ok.json", "float32")
     r = check(path, ok, "--candidate-precision", "fp32")

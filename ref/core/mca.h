@@ -30,7 +30,9 @@ typedef enum {
      * terms may cancel, so each entry moves by u times the vector's
      * largest magnitude (normwise), not its own (the error of a sum is
      * ~u Σ|terms|: an entry exactly 0 in exact arithmetic, the gradient
-     * of a batchnorm shift, is ~u‖g‖ in float32); u of PRODUCT */
+     * of a batchnorm shift, is ~u‖g‖ in float32); u of PRODUCT.  An
+     * entry marked exact (pflref_mca_mark_exact: all its terms are 0)
+     * moves relative to itself */
     PFLREF_MCA_GRADIENT = 2
 } pflref_mca_kind;
 
@@ -48,6 +50,18 @@ typedef struct {
                          * seed, pflref_mca_terms_seed): the draws of
                          * `state` stay those a seed gave before           */
     uint64_t draws;     /* numbers perturbed so far                       */
+    /* The gradient being built (pflref_mca_grad_open: its first entry and
+     * length) and, per entry, 1 where every term of its sum is 0
+     * (pflref_mca_mark_exact): a product with an exact 0 is 0 and a sum of
+     * zeros is 0 in every format, so a float candidate's entry is the
+     * same single value and the GRADIENT perturbation moves it relative
+     * to itself, not normwise.  exact grows to exact_cap entries and is
+     * freed by pflref_mca_release; where it cannot grow, nothing is
+     * marked (every entry normwise, as before the marks). */
+    double *grad;
+    size_t grad_n;
+    unsigned char *exact;
+    size_t exact_cap;
 } pflref_mca;
 
 /* Thread-local storage; Frama-C's parser (proofs/run.sh reads this header
@@ -74,6 +88,36 @@ static inline void pflref_mca_perturb(pflref_mca_kind kind, double *x,
     pflref_mca *m = pflref_mca_active;
     if (m != NULL)
         pflref_mca_apply(m, kind, x, n);
+}
+
+/* pflref_mca_grad_open and pflref_mca_mark_exact's work (called only
+ * when a perturbation is active). */
+void pflref_mca_grad_open_apply(pflref_mca *m, double *g, size_t n);
+void pflref_mca_mark_apply(pflref_mca *m, const double *x, size_t n,
+                           size_t stride);
+/* Frees m's marks (the struct itself is the caller's). */
+void pflref_mca_release(pflref_mca *m);
+
+/* Opens the marks of a gradient g of n entries, all unmarked: the next
+ * pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, n) reads them and closes
+ * them.  A no-op unless a perturbation is active. */
+static inline void pflref_mca_grad_open(double *g, size_t n)
+{
+    pflref_mca *m = pflref_mca_active;
+    if (m != NULL)
+        pflref_mca_grad_open_apply(m, g, n);
+}
+
+/* Marks x[k·stride], k < n, as entries of the open gradient whose every
+ * term is an exact 0 (a weight whose input is 0 on every row of the
+ * batch); entries outside the open gradient (a workspace, or none open)
+ * are not marked.  A no-op unless a perturbation is active. */
+static inline void pflref_mca_mark_exact(const double *x, size_t n,
+                                         size_t stride)
+{
+    pflref_mca *m = pflref_mca_active;
+    if (m != NULL)
+        pflref_mca_mark_apply(m, x, n, stride);
 }
 
 /* The start of pflref_mca.terms_state for a run of seed `seed`. */

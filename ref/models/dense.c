@@ -15,6 +15,7 @@
  */
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
+#include "core/mca.h"
 #include "models/models.h"
 
 void pflref_gemm(CBLAS_TRANSPOSE_t tA, CBLAS_TRANSPOSE_t tB, double alpha,
@@ -78,4 +79,13 @@ void pflref_dense_backward(const double *E, size_t nb, size_t out,
                 gW, out, in);
     if (gb != NULL)                     /* g_b := alpha Σ_j E_j */
         pflref_colsum(E, nb, out, alpha, gb);
+    /* Monte Carlo arithmetic (ref/core/mca.h): an input that is 0 on every
+     * row makes column i of g_W a sum of exact zeros, 0 in any format */
+    for (size_t i = 0; pflref_mca_active != NULL && i < in; i++) {
+        size_t j = 0;
+        while (j < nb && X[j * in + i] == 0.0)
+            j++;
+        if (j == nb)
+            pflref_mca_mark_exact(gW + i, out, in);
+    }
 }

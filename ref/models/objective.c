@@ -108,6 +108,7 @@ pflref_status pflref_model_grad(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "g", g)) ||
         (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
         return st;
+    pflref_mca_grad_open(g, m->P);   /* off: no-op */
     if (m->kind == PFLREF_MODEL_QUADRATIC)
         pflref_quadratic_grad(m, w, D, g);
     else
@@ -175,6 +176,7 @@ pflref_status pflref_model_grad_blocks(const pflref_model *m, const double *w,
         (st = pflref_arg_nonnull(NULL, "g", g)) ||
         (st = batch_loss(m, w, D, idx, n_b, ws, &F)))
         return st;
+    pflref_mca_grad_open(g, m->P);   /* off: no-op */
     ops->head_grad(m, n_b, ws, g);
     pflref_mca_perturb(PFLREF_MCA_GRADIENT, g, m->P);   /* off: no-op */
     pflref_mca_perturb(PFLREF_MCA_PRODUCT, &F, 1);

@@ -254,6 +254,7 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
                         .terms_state =
                             pflref_mca_terms_seed(rep->mca_seeds[k])};
         st = perturbed_run(&b->base, &m, run, ctx, b->bound, lost, 0, err);
+        pflref_mca_release(&m);
     }
     /* the probes: the next seeds of the stream, S times the roundoff;
      * what they lose is lost for a candidate too, not chaotic; an exact
@@ -265,6 +266,7 @@ pflref_status pflref_mca_measure(const pflref_trajectory *keys,
                         .u_exact = u[0], .state = next_seed(&seeds)};
         m.terms_state = pflref_mca_terms_seed(m.state);
         st = perturbed_run(&b->base, &m, run, ctx, pdev, b->lost, 1, err);
+        pflref_mca_release(&m);
     }
     if (st == PFLREF_OK) {
         for (size_t r = 0; r < b->base.count; r++)
@@ -316,6 +318,7 @@ void pflref_mca_begin_scaled(pflref_precision p, uint64_t seed, double scale)
 {
     double u[2];
     pflref_mca_units(p, u);
+    pflref_mca_release(&session);
     if ((u[0] == 0.0 && u[1] == 0.0) || !(scale > 0.0)) {
         pflref_mca_active = NULL;
         return;
@@ -334,5 +337,6 @@ void pflref_mca_begin(pflref_precision p, uint64_t seed)
 
 void pflref_mca_end(void)
 {
+    pflref_mca_release(&session);
     pflref_mca_active = NULL;
 }
