@@ -1473,13 +1473,10 @@ FOMO_ZERO_ROUNDS = [
 ]
 
 
-def fomo_zero_spec(params_only=False):
-    """The spec of the zero-tie vectors: every entry's test, the running
-    statistics 0 (params_only False), or parameters() only with fc1's first
-    weight 0 (params_only True, below)."""
-    import pflref_exact_fedfomo as ff
-    if params_only:
-        return fomo_zero_params_spec(ff)
+def fomo_zero_setup():
+    """(clients, w⁰) shared by the zero-tie vectors: client 1's first two
+    rows zero with target 3/4 − 2⁻²⁰, every β of init.w negative, the fc2
+    bias 3/4."""
     clients = fedfomo_clients()
     c1 = dict(clients[1])
     c1["X"] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], c1["X"][2]]
@@ -1487,8 +1484,39 @@ def fomo_zero_spec(params_only=False):
     clients[1] = c1
     w0 = list(MLP_W0)
     w0[16:20] = FOMO_TAU_BETA
-    w0[20:28] = [0.0] * 8                 # r_mu, r_v
     w0[32] = FOMO_ZERO_B0
+    return clients, w0
+
+
+def fomo_zero_checks(spec, ff, run, notes, up1, w0):
+    """The asserts the zero-tie vectors share: b moved by 2⁻²², within τ
+    with a margin (3 × at b) and on a path exact in binary32; round 1's
+    weights 0 by the rule and (0, 1, 0) under the strict reading; a
+    positive loss difference (so that reading's ratio is positive)."""
+    step = Fraction(1, 2 ** 22)
+    assert w0[32] - up1[32] == step
+    tau = Fraction(FOMO_ZERO_TAU)
+    assert 3 * step < tau * w0[32]
+    assert float(up1[32]) == FOMO_ZERO_B0 - 2.0 ** -22
+    assert all(abs(x) * 2 ** 24 % 1 == 0 for x in (w0[32], Fraction(FOMO_ZERO_Y)))
+    assert notes[(1, 0, "weights")] == [0, 0, 0]
+    strict = run({"fomo-equal-strict"})[0]
+    sw = [r["value"] for r in strict.records if r["event"] == "note"
+          and r["round"] == 1 and r["client"] == 0 and r["name"] == "weights"][0]
+    assert sw == [0, 1, 0], sw
+    dL = ff.val_loss(spec, 0, w0, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
+    assert dL / step > Fraction(1, 8), float(dL / step)
+
+
+def fomo_zero_spec(params_only=False):
+    """The spec of the zero-tie vectors: every entry's test, the running
+    statistics 0 (params_only False), or parameters() only with fc1's first
+    weight 0 (params_only True, below)."""
+    import pflref_exact_fedfomo as ff
+    if params_only:
+        return fomo_zero_params_spec(ff)
+    clients, w0 = fomo_zero_setup()
+    w0[20:28] = [0.0] * 8                 # r_mu, r_v
     algorithm = {"name": "fedfomo",
                  "hyperparameters": {"eta": FOMO_ZERO_ETA,
                                      "fedfomo.equal_rtol": FOMO_ZERO_TAU},
@@ -1520,26 +1548,12 @@ def fedfomo_zero_buffers():
     trace = result[0]
     notes, up1, w0 = fomo_tau_records(spec, trace)
     buffers = range(20, 28)
-    step = Fraction(1, 2 ** 22)
-    # client 1's step moved b alone, by 2⁻²², and left the buffers 0
+    # client 1's step moved b alone and left the buffers 0
     assert [p for p in range(33) if up1[p] != w0[p]] == [32], up1
-    assert w0[32] - up1[32] == step
     assert all(up1[p] == 0 == w0[p] for p in buffers)
     # every parameter of w⁰ is nonzero (only the buffers sit on 0 against 0)
     assert all(w0[p] != 0 for p in range(33) if p not in buffers)
-    # within τ with a margin (3 × at b), and b's path exact in binary32
-    tau = Fraction(FOMO_ZERO_TAU)
-    assert 3 * step < tau * w0[32]
-    assert float(up1[32]) == FOMO_ZERO_B0 - 2.0 ** -22
-    assert all(abs(x) * 2 ** 24 % 1 == 0 for x in (w0[32], Fraction(FOMO_ZERO_Y)))
-    # round 1: equal by the rule (weights 0); the strict reading: weight 1
-    assert notes[(1, 0, "weights")] == [0, 0, 0]
-    strict = run({"fomo-equal-strict"})[0]
-    sw = [r["value"] for r in strict.records if r["event"] == "note"
-          and r["round"] == 1 and r["client"] == 0 and r["name"] == "weights"][0]
-    assert sw == [0, 1, 0], sw
-    dL = ff.val_loss(spec, 0, w0, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
-    assert dL / step > Fraction(1, 8), float(dL / step)
+    fomo_zero_checks(spec, ff, run, notes, up1, w0)
 
     flags = ["fedfomo-equal-bound", "fedfomo-affinity", "fedfomo-distance",
              "bn-running-update"]
@@ -1572,15 +1586,8 @@ def fedfomo_zero_buffers():
 # moved relative to itself (ref/core/mca.h, pflref_mca_mark_exact), as a
 # float32 candidate's sum of exact zeros is 0.
 def fomo_zero_params_spec(ff):
-    clients = fedfomo_clients()
-    c1 = dict(clients[1])
-    c1["X"] = [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], c1["X"][2]]
-    c1["y"] = [FOMO_ZERO_Y, FOMO_ZERO_Y, c1["y"][2]]
-    clients[1] = c1
-    w0 = list(MLP_W0)
+    clients, w0 = fomo_zero_setup()
     w0[0] = 0.0                           # fc1.weight[0][0]
-    w0[16:20] = FOMO_TAU_BETA
-    w0[32] = FOMO_ZERO_B0
     algorithm = {"name": "fedfomo",
                  "hyperparameters": {"eta": FOMO_ZERO_ETA,
                                      "fedfomo.equal_rtol": FOMO_ZERO_TAU},
@@ -1616,27 +1623,12 @@ def fedfomo_zero_params():
     notes, up1, w0 = fomo_tau_records(spec, trace)
     buffers = set(range(20, 28))
     params = [p for p in range(33) if p not in buffers]
-    step = Fraction(1, 2 ** 22)
-    # client 1's step moved b alone among the parameters, by 2⁻²², and left
-    # fc1.weight[0][0] at 0
+    # client 1's step moved b alone among the parameters and left
+    # fc1.weight[0][0] at 0, the one parameter on 0 against 0
     assert [p for p in params if up1[p] != w0[p]] == [32], up1
-    assert w0[32] - up1[32] == step
     assert up1[0] == 0 == w0[0]
-    # fc1.weight[0][0] is the one parameter on 0 against 0
     assert [p for p in params if w0[p] == 0] == [0]
-    # within τ with a margin (3 × at b), and b's path exact in binary32
-    tau = Fraction(FOMO_ZERO_TAU)
-    assert 3 * step < tau * w0[32]
-    assert float(up1[32]) == FOMO_ZERO_B0 - 2.0 ** -22
-    assert all(abs(x) * 2 ** 24 % 1 == 0 for x in (w0[32], Fraction(FOMO_ZERO_Y)))
-    # round 1: equal by the rule (weights 0); the strict reading: weight 1
-    assert notes[(1, 0, "weights")] == [0, 0, 0]
-    strict = run({"fomo-equal-strict"})[0]
-    sw = [r["value"] for r in strict.records if r["event"] == "note"
-          and r["round"] == 1 and r["client"] == 0 and r["name"] == "weights"][0]
-    assert sw == [0, 1, 0], sw
-    dL = ff.val_loss(spec, 0, w0, frozenset()) - ff.val_loss(spec, 0, up1, frozenset())
-    assert dL / step > Fraction(1, 8), float(dL / step)
+    fomo_zero_checks(spec, ff, run, notes, up1, w0)
 
     flags = ["fedfomo-equal-bound", "bn-parameters-distance", "bn-own-buffers",
              "fedfomo-affinity", "bn-running-update"]
