@@ -217,56 +217,52 @@ def fedfomo_tau_on(spec):
     return False
 
 
+def fomo_zero_row_run(spec, aggregate):
+    """init.w when spec is a layer-list FedFomo run under bn.aggregate =
+    aggregate with fedfomo.equal_rtol τ and init.w given, in which some
+    client's round-0 step is on a batch of zero rows; else None."""
+    sw = spec["algorithm"].get("switches", {})
+    if spec["model"].get("kind") != "layers" or \
+            not _hp(spec).get("fedfomo.equal_rtol") or \
+            sw.get("bn.aggregate", "average") != aggregate or \
+            spec["init"].get("kind") != "given":
+        return None
+    r0 = spec["schedule"]["rounds"][0]
+    if not any(all(x == 0 for j in batch
+                   for x in spec["problem"]["clients"][k]["X"][j])
+               for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps):
+        return None
+    return spec["init"]["w"]
+
+
 def fedfomo_zero_on(spec):
-    """A layer-list FedFomo run over every entry (bn.aggregate = average)
-    with fedfomo.equal_rtol τ given, whose init.w has every running
-    statistic 0 and some client's round-0 step on a batch of zero rows:
-    batch normalisation sees z = 0, so the statistics stay 0 and the
+    """A FedFomo run over every entry (bn.aggregate = average) on a batch of
+    zero rows (fomo_zero_row_run) whose init.w has every running statistic
+    0: batch normalisation sees z = 0, so the statistics stay 0 and the
     upload's entries sit on the bound at 0 against w⁰'s 0 (the other
     entries within τ: the generator's asserts)."""
-    tau = _hp(spec).get("fedfomo.equal_rtol")
-    sw = spec["algorithm"].get("switches", {})
-    net = spec["model"]
-    if net.get("kind") != "layers" or not tau or \
-            sw.get("bn.aggregate", "average") != "average" or \
-            spec["init"].get("kind") != "given":
+    w = fomo_zero_row_run(spec, "average")
+    if w is None:
         return False
     import pflref_exact_layers as pl
-    w = spec["init"]["w"]
-    offs = pl.Model(net, "float").block_offsets()
+    offs = pl.Model(spec["model"], "float").block_offsets()
     stats = [x for b, o in offs if b["role"] in ("running_mean", "running_var")
              for x in w[o:o + b["size"]]]
-    if not stats or any(x != 0 for x in stats):
-        return False
-    r0 = spec["schedule"]["rounds"][0]
-    return any(all(x == 0 for j in batch
-                   for x in spec["problem"]["clients"][k]["X"][j])
-               for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps)
+    return bool(stats) and all(x == 0 for x in stats)
 
 
 def fedfomo_zero_params_on(spec):
-    """A layer-list FedFomo run under bn.aggregate = parameters_only with
-    fedfomo.equal_rtol τ given, whose init.w has a weight of the first
-    layer at 0 and some client's round-0 step on a batch of zero rows:
-    every term of that layer's weight gradient is 0, so the weight stays 0
-    and the upload sits on the bound at 0 against w⁰'s 0 (the other
+    """A FedFomo run under bn.aggregate = parameters_only on a batch of zero
+    rows (fomo_zero_row_run) whose init.w has a weight of the first layer
+    at 0: every term of that layer's weight gradient is 0, so the weight
+    stays 0 and the upload sits on the bound at 0 against w⁰'s 0 (the other
     parameters within τ: the generator's asserts)."""
-    tau = _hp(spec).get("fedfomo.equal_rtol")
-    sw = spec["algorithm"].get("switches", {})
-    net = spec["model"]
-    if net.get("kind") != "layers" or not tau or \
-            sw.get("bn.aggregate") != "parameters_only" or \
-            spec["init"].get("kind") != "given":
+    w = fomo_zero_row_run(spec, "parameters_only")
+    if w is None:
         return False
     import pflref_exact_layers as pl
-    w = spec["init"]["w"]
-    first, o = pl.Model(net, "float").block_offsets()[0]
-    if first["role"] != "weight" or all(x != 0 for x in w[o:o + first["size"]]):
-        return False
-    r0 = spec["schedule"]["rounds"][0]
-    return any(all(x == 0 for j in batch
-                   for x in spec["problem"]["clients"][k]["X"][j])
-               for k, steps in zip(r0["clients"], r0["batches"]) for batch in steps)
+    first, o = pl.Model(spec["model"], "float").block_offsets()[0]
+    return first["role"] == "weight" and any(x == 0 for x in w[o:o + first["size"]])
 
 
 def fedfomo_tau_params_on(spec):
