@@ -69,6 +69,7 @@ number.  That bound is the one step Gappa does not prove here.
     python3 proofs/gappa/make_vectors.py           # write the scripts
     python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
     python3 proofs/gappa/make_vectors.py --report  # the table of margins
+    python3 proofs/gappa/make_vectors.py DIR/ID ... # only these vectors
 
 Each script's header states, per vector, the largest bound, the stated
 tolerance at that number, and the ratio tolerance / (bound + half an ulp of
@@ -87,11 +88,39 @@ import gappa_common as gc  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+# The vectors whose steps decay across rounds (lr.schedule; Steps) and
+# FedAvg's with torch's SGD momentum and weight decay (Optim), in
+# VECTORS, each checked by enclosure (ENCLOSURE).
+STEPPED = [
+    "fedavg/worked-lr-exponential",
+    "fedavg/worked-lr-step",
+    "fedavg/worked-lr-per-client",
+    "local/worked-pfllib-decay",
+    "ditto/worked-linear-pfllib-decay",
+    "fedprox/worked-pfllib-decay",
+    "scaffold/worked-linear-ii-decay",
+    "scaffold/worked-linear-pfllib",
+    "pfedme/worked-linear-decay-paper",
+    "pfedme/worked-linear-pfllib-decay",
+    "apfl/worked-linear-adaptive-decay",
+    "apfl/worked-linear-pfllib-decay",
+    "perfedavg/worked-linear-paper-decay-eval-decayed",
+    "perfedavg/worked-linear-pfllib-decay",
+    "perfedavg/worked-linear-pfllib-decay-alpha-then-beta",
+    "optim/fedavg-momentum-classical",
+    "optim/fedavg-momentum-pytorch",
+    "optim/fedavg-nesterov-reset",
+    "optim/fedavg-decay-coupled-weights",
+    "optim/fedavg-decay-decoupled",
+    "optim/fedavg-decay-no-momentum",
+]
+
 # The vectors whose run is these kernels alone: the replays above on the
-# quadratic or the linear model with constant step sizes and a given
-# schedule (pFedMe on the quadratic model with d = 1; fine-tuning from a
-# given w; PFLEGO with the SGD server on an mlp with d = h = k = 1,
-# identity, no biases, half_squared).
+# quadratic or the linear model with constant step sizes or the decay of
+# lr.schedule (Steps), FedAvg's with torch's SGD momentum and weight
+# decay too (Optim), and a given schedule (pFedMe on the quadratic model
+# with d = 1; fine-tuning from a given w; PFLEGO with the SGD server on an
+# mlp with d = h = k = 1, identity, no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
@@ -175,7 +204,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-]
+] + STEPPED
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -210,7 +239,7 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-}
+} | set(STEPPED)
 
 
 def gamma(k):
@@ -403,23 +432,31 @@ def accumulate(t, acc, c, x):
         [t.op(a, "+", b) for a, b in zip(acc, term)]
 
 
-def sgd_steps(t, grad, k, x, batches, eta, out, rnd, name):
+def sgd_steps(t, grad, k, x, batches, eta, out, rnd, name, opt=None):
     """Client k's plain SGD steps x <- x − η ∇F_k(x; b), one per batch b
     (the gradient grad(k, x, b), then x_p − η g_p: pflref_blocks_step),
-    each recorded as ("step", rnd, k, q + 1, name); the last x."""
+    or OPT's steps (an Optim), each recorded as ("step", rnd, k, q + 1,
+    name); the last x."""
     for q, batch in enumerate(batches):
+        if opt is not None:
+            x = opt.step(k, x, grad(k, x, batch), eta)
+            out.append((("step", rnd, k, q + 1, name), x))
+            continue
         x = [t.op(xp, "-", t.op(eta, "*", gp))
              for xp, gp in zip(x, grad(k, x, batch))]
         out.append((("step", rnd, k, q + 1, name), x))
     return x
 
 
-def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out):
+def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
+                  opt=None):
     """The training rounds of FedAvg (McMahan et al. 2017, Alg. 1;
     ref/algorithms/fedavg.c) from w, appended to OUT; the last w:
 
       round start   w_t <- w; acc <- 0                (pflref_round_begin)
-      client k      w_local <- w_t; sgd_steps on its batches
+      client k      w_local <- w_t; sgd_steps on its batches with η, or
+                    with k's step of the round (STEPS: lr.schedule),
+                    plain or by the optimizer OPT (an Optim)
                     acc <- acc + c_k w_local   (pflref_accumulate), c_k =
                     fl(n_k/m_t), fl(1/|S_t|) (uniform) or fl(n_k/n)
                     (all_keep_old: acc <- acc + fl(n_k/n) w_t for the
@@ -439,8 +476,11 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out):
                 continue
             j = part.index(k)
             out.append((("client_begin", rnd_i, k, 0, "w_local"), w_t))
-            wl = sgd_steps(t, grad, k, w_t, rd["batches"][j], eta, out,
-                           rnd_i, "w_local")
+            eta_k = steps.of(eta, rnd_i, k) if steps else eta
+            if opt is not None:
+                opt.begin()
+            wl = sgd_steps(t, grad, k, w_t, rd["batches"][j], eta_k, out,
+                           rnd_i, "w_local", opt)
             out.append((("client_end", rnd_i, k, None, "w_local"), wl))
             if weights == "uniform":
                 c = t.exact_ratio(1, len(part))
@@ -451,22 +491,174 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", rnd_i, None, None, "w"), w))
+        if steps:
+            steps.round_end(part)
     return w
 
 
-def accepted(spec, name, hyper, switches=(), presets=(None,), what=""):
+# The learning-rate decay across rounds (ref/engine/lr.c), which the
+# replays that take a Steps accept beside their own parameters.
+LR_HYPER = {"lr.gamma", "lr.step_rounds"}
+LR_SWITCHES = {"lr.schedule", "lr.count"}
+
+
+class Steps:
+    """Client i's step sizes in round t as ref/engine/lr.c gives them
+    (lr.schedule, lr.gamma, lr.step_rounds, lr.count): under constant
+    (the papers) the spec's step itself; else the step times c = γ·γ·…·γ,
+    k factors multiplied from the left starting at 1.0 (lr_factor), the
+    step rounded once more (scale_steps: step ← step c); k = t, or under
+    lr.count = trainings the rounds client i trained in before
+    (pflref_client_lr; the driver counts a round's scheduled clients at
+    its end, run.c), and ⌊k / step_rounds⌋ under step.  The exact side is
+    η γ^k in real arithmetic, the golden generators' value."""
+
+    def __init__(self, t, hp, sw, trainings=False):
+        self.t = t
+        self.kind = sw.get("lr.schedule", "constant")
+        self.gamma = t.const(hp.get("lr.gamma", 1.0))
+        self.every = hp.get("lr.step_rounds", 1)
+        self.trainings = sw.get("lr.count", "trainings" if trainings
+                                else "rounds") == "trainings"
+        self.trained = {}
+        self.powers = [t.const(1.0)]    # c after 0, 1, 2, ... factors
+        self.scaled = {}
+
+    def of(self, base, ri, i, call=0, calls=1):
+        """The step BASE (a value of the trace) of client i's train() call
+        CALL of CALLS in round RI (pflref_client_lr: k = calls · (the
+        count before) + call)."""
+        if self.kind == "constant":
+            return base
+        k = calls * (self.trained.get(i, 0) if self.trainings else ri) \
+            + call
+        if self.kind == "step":
+            k //= self.every
+        while len(self.powers) <= k:    # c *= γ (lr_factor)
+            self.powers.append(self.t.op(self.powers[-1], "*", self.gamma))
+        if (base[0], k) not in self.scaled:
+            self.scaled[base[0], k] = self.t.op(base, "*", self.powers[k])
+        return self.scaled[base[0], k]
+
+    def round_end(self, clients):
+        """The driver's count of round t's train() calls (run.c)."""
+        for i in clients:
+            self.trained[i] = self.trained.get(i, 0) + 1
+
+
+# torch.optim.SGD's momentum and weight decay (ref/engine/optim.c), which
+# the replays that take an Optim accept beside their own parameters.
+OPT_HYPER = {"opt.momentum", "opt.dampening", "opt.weight_decay"}
+OPT_SWITCHES = {"opt.state", "opt.momentum_form", "opt.nesterov",
+                "opt.weight_decay_form", "opt.decay_scope"}
+
+
+class Optim:
+    """Client i's optimizer step θ ← step(θ, d, η) as sgd_block of
+    ref/engine/optim.c computes it, entry by entry (no clipping, SGD
+    only; μ = 0 and λ = 0 is the plain step θ − η d):
+
+      λ_p = λ, or 0 on the bias under opt.decay_scope = weights
+      decoupled:  θ ← θ (1 − η λ_p);  coupled: d ← d + λ_p θ
+      μ = 0:      θ ← θ − η d
+      pytorch:    b ← d at the state's first step, else μ b + (1 − τ) d;
+                  d ← d + μ b (nesterov) or b;  θ ← θ − η d
+      classical:  v ← μ v − η d;  θ ← θ + v   (v from 0)
+
+    The state (b or v, and the step count t, one for the model's blocks,
+    which all move at every step here) lives per opt.state: reset (new at
+    every client's train(), begin), client (one per client), server (one
+    for all, in training order)."""
+
+    def __init__(self, t, hp, sw, P, bias):
+        self.t = t
+        self.mu = t.const(hp.get("opt.momentum", 0.0))
+        self.tau = t.const(hp.get("opt.dampening", 0.0))
+        lam = hp.get("opt.weight_decay", 0.0)
+        scope = sw.get("opt.decay_scope", "all")
+        if scope not in ("all", "weights"):
+            raise SystemExit("make_vectors: opt.decay_scope is all or "
+                             "weights here")
+        self.lam = [t.const(0.0 if scope == "weights" and p == bias
+                            else lam) for p in range(P)]
+        self.classical = sw.get("opt.momentum_form", "pytorch") == \
+            "classical"
+        self.nesterov = sw.get("opt.nesterov", "off") == "on"
+        self.decoupled = sw.get("opt.weight_decay_form", "coupled") == \
+            "decoupled"
+        self.lifetime = sw.get("opt.state", "reset")
+        self.sets = {}
+        self.shrink = {}
+
+    def begin(self):
+        """pflref_optim_begin: a client's train() starts."""
+        if self.lifetime == "reset":
+            self.sets = {}
+
+    def step(self, i, x, d, eta):
+        """Client i's step from x with the gradient d; the new x."""
+        t, mu, tau = self.t, self.mu, self.tau
+        one, zero = t.const(1.0), t.const(0.0)
+        key = i if self.lifetime == "client" else 0
+        buf, n = self.sets.get(key, (None, 0))
+        n += 1                                   # ++st->t[q]
+        new_x, new_b = [], []
+        for p, (xp, dp) in enumerate(zip(x, d)):
+            lam = self.lam[p]
+            if lam[2] != 0 and self.decoupled:  # θ ← θ(1 − ηλ)
+                k = (eta[0], lam[0])
+                if k not in self.shrink:
+                    self.shrink[k] = t.op(one, "-", t.op(eta, "*", lam))
+                xp = t.op(xp, "*", self.shrink[k])
+            elif lam[2] != 0:                   # d ← d + λθ
+                dp = t.op(dp, "+", t.op(lam, "*", xp))
+            bp = None
+            if mu[2] == 0:                      # θ ← θ − η d
+                xp = t.op(xp, "-", t.op(eta, "*", dp))
+            elif self.classical:                # v ← μ v − η d; θ ← θ + v
+                bp = t.op(t.op(mu, "*", buf[p] if buf else zero), "-",
+                          t.op(eta, "*", dp))
+                xp = t.op(xp, "+", bp)
+            else:
+                bp = dp if n == 1 else t.op(
+                    t.op(mu, "*", buf[p]), "+",
+                    t.op(t.op(one, "-", tau), "*", dp))
+                dp = t.op(dp, "+", t.op(mu, "*", bp)) if self.nesterov \
+                    else bp
+                xp = t.op(xp, "-", t.op(eta, "*", dp))
+            new_x.append(xp)
+            new_b.append(bp)
+        self.sets[key] = (new_b, n)
+        return new_x
+
+
+def accepted(spec, name, hyper, switches=(), presets=(None,), what="",
+             lr=False, over=False, opt=False):
     """(hyperparameters, switches, preset) of SPEC when its algorithm is
     NAME with the hyperparameters HYPER (a set: exactly these; a pair of
     sets: the first required, the second optional too), only SWITCHES,
-    a preset of PRESETS (a preset with no switch of its own) and a given
-    schedule; else SystemExit naming WHAT the replay takes."""
+    a preset of PRESETS (a preset with no switch of its own but, when LR,
+    the learning-rate decay's LR_SWITCHES, which LR_HYPER go with, and
+    when OPT the optimizer's OPT_SWITCHES and OPT_HYPER; OVER:
+    any of SWITCHES over a preset, for a replay that reads each switch
+    with its preset's value as the default) and a given schedule; else
+    SystemExit naming WHAT the replay takes."""
     alg = spec["algorithm"]
     hp, sw, preset = (alg.get("hyperparameters", {}),
                       alg.get("switches", {}), alg.get("preset"))
     need, may = hyper if isinstance(hyper, tuple) else (hyper, set())
+    if lr:
+        may = may | LR_HYPER
+        switches = set(switches) | LR_SWITCHES
+    if opt:
+        may = may | OPT_HYPER
+        switches = set(switches) | OPT_SWITCHES
+    own = set(sw) - (LR_SWITCHES if lr else set()) \
+        - (OPT_SWITCHES if opt else set()) \
+        - (set(switches) if over else set())
     if alg["name"] != name \
             or set(alg) - {"name", "preset", "hyperparameters", "switches"} \
-            or preset not in presets or (preset and sw) \
+            or preset not in presets or (preset and own) \
             or not need <= set(hp) or set(hp) - need - may \
             or set(sw) - set(switches) \
             or spec["schedule"]["kind"] != "given":
@@ -478,16 +670,23 @@ def accepted(spec, name, hyper, switches=(), presets=(None,), what=""):
 def fedavg_run(spec):
     """[(record key, [(rounded, exact, Fraction)] per entry)] of a FedAvg
     run on the quadratic or the linear model (model_setup): fedavg_rounds
-    with eta alone, from zeros or a given w, on a given schedule."""
-    hp, sw, _ = accepted(spec, "fedavg", {"eta"}, {"fedavg.weights"},
-                         what="eta only")
+    with eta and its decay (Steps) alone, from zeros or a given w, on a
+    given schedule, plain SGD or with momentum and weight decay (Optim);
+    the preset pfllib (weights samples, the default, and lr.count =
+    trainings; its batch-norm switch has nothing to act on)."""
+    hp, sw, preset = accepted(spec, "fedavg", {"eta"}, {"fedavg.weights"},
+                              (None, "pfllib"), "eta only", lr=True,
+                              opt=True)
     weights = sw.get("fedavg.weights", "samples")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
+    m = spec["model"]
+    bias = m["d"] if m["kind"] == "linear" and m.get("bias") else None
     eta = t.const(hp["eta"])
     out = []
     fedavg_rounds(t, spec, nk, grad, eta, given_init(t, spec, P), weights,
-                  out)
+                  out, Steps(t, hp, sw, preset == "pfllib"),
+                  Optim(t, hp, sw, P, bias))
     return t, out
 
 
@@ -531,8 +730,9 @@ def pfedme_run(spec):
     The preset official (theta_start warm, μ = 0.001 unless given, weights
     samples, every client trains, v_i = w_local), the preset pfllib (the
     same but v_i = w_{t+1}, the server's model, for every client after each
-    round; its lr switches change nothing at a constant step) or the
-    paper's defaults (v_i = θ); the init zeros or given."""
+    round) or the paper's defaults (v_i = θ); the init zeros or given.
+    The step sizes η and η_p, or client i's of the round (Steps; the preset
+    pfllib decays η_p alone, lr.scope = eta_p, and counts trainings)."""
     m = spec["model"]
     alg = spec["algorithm"]
     hp = dict(alg["hyperparameters"])
@@ -546,8 +746,9 @@ def pfedme_run(spec):
     if (not linear and (m["kind"], m["d"]) != ("quadratic", 1)) \
             or alg["name"] != "pfedme" \
             or preset not in (None, "official", "pfllib") \
-            or alg.get("switches") \
-            or set(hp) - {"eta", "lambda", "eta_p", "K", "beta", "pfedme.mu"} \
+            or set(alg.get("switches", {})) - LR_SWITCHES \
+            or set(hp) - {"eta", "lambda", "eta_p", "K", "beta",
+                          "pfedme.mu"} - LR_HYPER \
             or init.get("kind") not in ("zeros", "given") \
             or spec["schedule"]["kind"] != "given":
         raise SystemExit("make_vectors: a pFedMe spec outside this replay")
@@ -565,8 +766,9 @@ def pfedme_run(spec):
         A = [t.const(c["a"][0]) for c in clients]
         Cc = [t.const(c["c"][0]) for c in clients]
         nk = [c.get("n", 1) for c in clients]
-    eta, lam, etap = (t.const(hp["eta"]), t.const(hp["lambda"]),
-                      t.const(hp["eta_p"]))
+    eta0, lam, etap0 = (t.const(hp["eta"]), t.const(hp["lambda"]),
+                        t.const(hp["eta_p"]))
+    steps = Steps(t, hp, alg.get("switches", {}), preset == "pfllib")
     mu = t.const(mu_v)
     beta = t.const(hp.get("beta", 1.0))
     K = hp["K"]
@@ -583,6 +785,8 @@ def pfedme_run(spec):
             wl = w_t
             th = w_t
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
+            eta = eta0 if preset == "pfllib" else steps.of(eta0, ri, i)
+            etap = steps.of(etap0, ri, i)
             for r, batch in enumerate(rd["batches"][j]):
                 if not warm:
                     th = wl
@@ -606,6 +810,7 @@ def pfedme_run(spec):
         w = [t.op(t.op(t.op(one, "-", beta), "*", w_t[p]), "+",
                   t.op(beta, "*", acc[p])) for p in range(P)]
         out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(rd["clients"])
         if preset == "pfllib":           # personal_eval = global
             v = {i: w for i in range(len(nk))}
     for i in sorted(v):
@@ -617,20 +822,24 @@ def local_run(spec):
     """[(record key, [value per entry])] of the algorithm local (each
     client trains its own v_i from w0, kept across rounds; ref/algorithms/
     local.c) on the quadratic or the linear model (model_setup), each step
-    of sgd_steps."""
-    hp, _, _ = accepted(spec, "local", {"eta"}, what="eta only")
+    of sgd_steps with η or client i's step of the round (Steps); the
+    preset pfllib (lr.count = trainings)."""
+    hp, sw, preset = accepted(spec, "local", {"eta"}, (), (None, "pfllib"),
+                              "eta only", lr=True)
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     eta = t.const(hp["eta"])
+    steps = Steps(t, hp, sw, preset == "pfllib")
     w0 = given_init(t, spec, P)
     v = {i: list(w0) for i in range(len(nk))}
     out = []
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         for j, i in enumerate(rd["clients"]):
             out.append((("client_begin", ri, i, 0, "v"), v[i]))
-            v[i] = sgd_steps(t, grad, i, v[i], rd["batches"][j], eta, out,
-                             ri, "v")
+            v[i] = sgd_steps(t, grad, i, v[i], rd["batches"][j],
+                             steps.of(eta, ri, i), out, ri, "v")
             out.append((("client_end", ri, i, None, "v"), v[i]))
+        steps.round_end(rd["clients"])
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -690,15 +899,20 @@ def ditto_run(spec):
                                                        (pflref_blocks_step)
                     acc <- acc + c_k w_k, c_k = fl(n_k/m_t) or, under
                     ditto.weights = uniform, fl(1/|S_t|) (pflref_accumulate)
-      server        w <- acc                           (pflref_round_end)"""
+      server        w <- acc                           (pflref_round_end)
+
+    Both steps take η, or device k's step of the round (Steps: one
+    pflref_client_lr per device; the preset pfllib counts trainings)."""
     hp, sw, preset = accepted(spec, "ditto", {"eta", "lambda"},
-                              {"ditto.weights"}, (None, "official", "pfllib"))
+                              {"ditto.weights"}, (None, "official", "pfllib"),
+                              lr=True)
     uniform = sw.get("ditto.weights", "samples") == "uniform" \
         or preset == "official"
     separate = preset == "pfllib"   # personal_first, batches = separate
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    eta, lam = t.const(hp["eta"]), t.const(hp["lambda"])
+    eta0, lam = t.const(hp["eta"]), t.const(hp["lambda"])
+    steps = Steps(t, hp, sw, preset == "pfllib")
     w = given_init(t, spec, P)
     v = {i: list(w) for i in range(len(nk))}
     out = []
@@ -712,6 +926,8 @@ def ditto_run(spec):
             wl = w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             out.append((("client_begin", ri, k, 0, "v"), v[k]))
+            eta = steps.of(eta0, ri, k)
+
             def personal(q, batch):
                 g = grad(k, v[k], batch)
                 v[k] = [t.op(x, "-", t.op(eta, "*", t.op(
@@ -741,6 +957,7 @@ def ditto_run(spec):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(part)
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -760,14 +977,19 @@ def fedprox_run(spec):
                       else d = g + μ (w_k − w_t); w_k <- w_k − η d  (l. 5,
                       prox_block_step)
                     note c = c_k; acc <- acc + c_k w_k (pflref_accumulate)
-      server        w <- acc                     (l. 7, pflref_round_end)"""
-    hp, _, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"}, (),
-                             (None, "official"), "eta and fedprox.mu, the "
-                             "paper's sampling or the preset official")
-    official = preset == "official"
+      server        w <- acc                     (l. 7, pflref_round_end)
+
+    η, or device k's step of the round (Steps); the preset pfllib samples
+    as official and counts trainings."""
+    hp, sw, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"}, (),
+                              (None, "official", "pfllib"), "eta and "
+                              "fedprox.mu, the paper's sampling or the "
+                              "presets official and pfllib", lr=True)
+    official = preset in ("official", "pfllib")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    eta, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
+    eta0, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
+    steps = Steps(t, hp, sw, preset == "pfllib")
     mu = t.const(mu_v)
     w = given_init(t, spec, P)
     out = []
@@ -780,6 +1002,7 @@ def fedprox_run(spec):
         for j, k in enumerate(rd["clients"]):
             wl = w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
+            eta = steps.of(eta0, ri, k)
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(k, wl, batch)
                 if mu_v != 0.0:
@@ -795,6 +1018,7 @@ def fedprox_run(spec):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(rd["clients"])
     return t, out
 
 
@@ -855,15 +1079,23 @@ def scaffold_run(spec):
                          or ∇F_i(x) on the whole training set   (l. 12 i)
                     Δx += fl(1/|S|) (y − x); Δc += fl(1/|S|) (c_i⁺ − c_i)
                     c_i <- c_i⁺                          (l. 13-14, 16)
-      server        w <- x + η_g Δx; c <- c + fl(|S|/N) Δc  (l. 17)"""
-    hp, sw, _ = accepted(spec, "scaffold", {"eta", "scaffold.eta_g"},
-                         {"scaffold.option"}, what="eta and scaffold.eta_g, "
-                         "option I or II")
+      server        w <- x + η_g Δx; c <- c + fl(|S|/N) Δc  (l. 17)
+
+    η_l is η or client i's step of the round (Steps); option II's K η_l
+    takes it too, or the undecayed η under scaffold.c_lr = initial; the
+    preset pfllib (option II, c_lr initial, lr.count = trainings)."""
+    hp, sw, preset = accepted(spec, "scaffold", {"eta", "scaffold.eta_g"},
+                              {"scaffold.option", "scaffold.c_lr"},
+                              (None, "pfllib"), "eta and scaffold.eta_g, "
+                              "option I or II", lr=True)
     option_i = sw.get("scaffold.option", "II") == "I"
+    initial = sw.get("scaffold.c_lr", "initial" if preset == "pfllib"
+                     else "round") == "initial"
     t = Trace()
     P, data, nk, grad = model_setup(t, spec)
     N = len(nk)
-    eta, eta_g = t.const(hp["eta"]), t.const(hp["scaffold.eta_g"])
+    eta0, eta_g = t.const(hp["eta"]), t.const(hp["scaffold.eta_g"])
+    steps = Steps(t, hp, sw, preset == "pfllib")
     w = given_init(t, spec, P)
     init = spec.get("init", {})
     zero = t.const(0.0)
@@ -887,6 +1119,7 @@ def scaffold_run(spec):
         for j, k in enumerate(part):
             y = x
             out.append((("client_begin", ri, k, 0, "y"), y))
+            eta = steps.of(eta0, ri, k)
             shift = [t.op(a, "-", b) for a, b in zip(c, c_i[k])]
             batches = rd["batches"][j]
             for q, batch in enumerate(batches):
@@ -900,7 +1133,8 @@ def scaffold_run(spec):
                 plus = grad(k, x, list(range(nk[k])))
             else:
                 inv = t.op(t.const(1.0), "/", t.op(
-                    t.const(float(len(batches))), "*", eta))
+                    t.const(float(len(batches))), "*",
+                    eta0 if initial else eta))
                 plus = [t.op(t.op(a, "-", b), "+",
                              t.op(inv, "*", t.op(xp, "-", yp)))
                         for a, b, xp, yp in zip(c_i[k], c, x, y)]
@@ -915,6 +1149,7 @@ def scaffold_run(spec):
         frac = t.exact_ratio(len(part), N)
         c = [t.op(cp, "+", t.op(frac, "*", d)) for cp, d in zip(c, dc)]
         out.append((("server", ri, None, None, "c"), c))
+        steps.round_end(part)
     return t, out
 
 
@@ -1126,17 +1361,38 @@ def perfedavg_run(spec):
       w <- w − fl(β fl(q − fl(α h)))      (FO: w <- w − fl(β q))
     then acc <- acc + c_i w_i (c_i = fl(1/|A_k|) or fl(n_i / Σ n_j)); and
     per client θ_i <- w − fl(α ∇f(w; D)) (and θ_i − fl(β ∇f(θ_i; D₂))
-    under perfedavg.eval = alpha_then_beta) on its post batches."""
-    hp, sw, _ = accepted(spec, "perfedavg", ({"alpha", "beta"}, {"delta"}),
-                         {"perfedavg.variant", "perfedavg.weights",
-                          "perfedavg.eval"}, what="plain SGD, no decay")
-    variant = sw.get("perfedavg.variant", "exact")
-    samples = sw.get("perfedavg.weights", "uniform") == "samples"
+    under perfedavg.eval = alpha_then_beta) on its post batches.
+
+    α and β are client i's of the round (Steps), per train() call: one, or
+    under perfedavg.calls = two steps 1..τ/2 and τ/2+1..τ (k = 2 · count
+    + call); the personalisation takes the undecayed α, β, or under
+    perfedavg.eval_lr = decayed client i's after all its calls (k = calls
+    · count).  The preset pfllib: FO, weights samples, two calls, lr.count
+    = trainings, β never decayed (lr.scope = no_beta), eval_lr decayed."""
+    hp, sw, preset = accepted(spec, "perfedavg",
+                              ({"alpha", "beta"}, {"delta"}),
+                              {"perfedavg.variant", "perfedavg.weights",
+                               "perfedavg.eval", "perfedavg.calls",
+                               "perfedavg.eval_lr"}, (None, "pfllib"),
+                              "plain SGD", lr=True, over=True)
+    lib = preset == "pfllib"
+    variant = sw.get("perfedavg.variant", "fo" if lib else "exact")
+    samples = sw.get("perfedavg.weights", "uniform") == "samples" or lib
     two = sw.get("perfedavg.eval", "one_alpha_step") == "alpha_then_beta"
+    calls = 2 if sw.get("perfedavg.calls", "two" if lib else "one") \
+        == "two" else 1
+    eval_decayed = sw.get("perfedavg.eval_lr", "decayed" if lib
+                          else "initial") == "decayed"
     linear = spec["model"]["kind"] == "linear"
     t = Trace()
     P, data, nk, grad = model_setup(t, spec)
-    alpha, beta = t.const(hp["alpha"]), t.const(hp["beta"])
+    alpha0, beta0 = t.const(hp["alpha"]), t.const(hp["beta"])
+    steps = Steps(t, hp, sw, lib)
+
+    def rates(ri, i, call):
+        """(α, β) of client i's call CALL (lib: β undecayed)."""
+        return (steps.of(alpha0, ri, i, call, calls),
+                beta0 if lib else steps.of(beta0, ri, i, call, calls))
     w = given_init(t, spec, P)
     out = []
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
@@ -1147,7 +1403,10 @@ def perfedavg_run(spec):
             wl = w
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
             bs = rd["batches"][j]
-            for s in range(1, len(bs) // 3 + 1):
+            tau = len(bs) // 3
+            for s in range(1, tau + 1):
+                alpha, beta = rates(ri, i, 1 if calls == 2
+                                    and s > tau // 2 else 0)
                 D = 3 * (s - 1)
                 wt = [t.op(x, "-", t.op(alpha, "*", g))
                       for x, g in zip(wl, grad(i, wl, bs[D]))]
@@ -1182,9 +1441,12 @@ def perfedavg_run(spec):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(rd["clients"])
     if not spec["schedule"]["rounds"]:      # the final w is w⁰
         out.append((("server", None, None, None, "w"), w))
     for i in range(len(nk)):
+        alpha, beta = rates(len(spec["schedule"]["rounds"]), i, 0) \
+            if eval_decayed else (alpha0, beta0)
         th = w
         out.append((("client_begin", None, i, 0, "theta"), th))
         post = spec["schedule"]["post"][i]
@@ -1398,20 +1660,26 @@ def apfl_run(spec):
     acc + c_i w_i, c_i = fl(1/|U|) or fl(n_i / Σ_U n_j).  The preset
     pfllib steps by pfllib_apfl_step, ends with v_i <- fl(fl(1 − α_i) w_i) +
     fl(α_i v_i) and notes no v̄_i; its weights are samples.  The projection
-    Π_[0,1] is Trace.clip01, decided by the exact value and guarded."""
+    Π_[0,1] is Trace.clip01, decided by the exact value and guarded.
+    η and η_α (unset: η) are client i's of the round (Steps), or η_α stays
+    undecayed under apfl.alpha_lr = constant (the preset pfllib, which
+    counts trainings too)."""
     hp, sw, preset = accepted(
         spec, "apfl", ({"eta", "alpha"}, {"eta_alpha"}),
-        {"apfl.alpha", "apfl.mix_uses_w", "apfl.alpha_rule", "apfl.weights"},
-        (None, "pfllib"), "parameter mixing, constant step sizes")
+        {"apfl.alpha", "apfl.mix_uses_w", "apfl.alpha_rule", "apfl.weights",
+         "apfl.alpha_lr"},
+        (None, "pfllib"), "parameter mixing", lr=True)
     lib = preset == "pfllib"
     adaptive = sw.get("apfl.alpha", "fixed") == "adaptive" or lib
     fedtorch = adaptive and sw.get("apfl.alpha_rule") == "fedtorch"
     new_w = sw.get("apfl.mix_uses_w", "old") == "new"
     samples = sw.get("apfl.weights", "uniform") == "samples" or lib
+    alpha_lr = sw.get("apfl.alpha_lr", "constant" if lib else "decayed")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
-    eta = t.const(hp["eta"])
-    eta_alpha = t.const(hp.get("eta_alpha", hp["eta"]))
+    eta0 = t.const(hp["eta"])
+    eta_alpha0 = t.const(hp.get("eta_alpha", hp["eta"]))
+    steps = Steps(t, hp, sw, lib)
     one, zero = t.const(1.0), t.const(0.0)
     decay = t.const(0.02)            # PFLREF_APFL_FEDTORCH_ALPHA_DECAY
     w = given_init(t, spec, P)
@@ -1428,6 +1696,9 @@ def apfl_run(spec):
             wl = w
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
             out.append((("client_begin", ri, i, 0, "v"), v[i]))
+            eta = steps.of(eta0, ri, i)
+            eta_alpha = eta_alpha0 if alpha_lr == "constant" \
+                else steps.of(eta_alpha0, ri, i)
             for q, batch in enumerate(rd["batches"][j]):
                 a = alpha[i]
                 if lib:
@@ -1479,6 +1750,7 @@ def apfl_run(spec):
             acc = accumulate(t, acc, c, wl)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(part)
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -1782,9 +2054,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("vids", nargs="*", metavar="DIR/ID",
+                    help="only these of VECTORS (default: all)")
     a = ap.parse_args()
+    if set(a.vids) - set(VECTORS):
+        ap.error("not in VECTORS: " + " ".join(sorted(set(a.vids)
+                                                      - set(VECTORS))))
     bad = 0
-    for vid in VECTORS:
+    for vid in a.vids or VECTORS:
         path = os.path.join(HERE, "vectors", vid.replace("/", "__") + ".g")
         if a.check or a.report:
             try:
