@@ -409,6 +409,7 @@ check-lint:
 	@$(PYTHON) tests/lint/test_proof_tables.py
 	@$(PYTHON) tests/lint/test_gappa_enclosure.py
 	@$(PYTHON) tests/lint/test_gappa_cache.py
+	@$(PYTHON) tests/lint/test_make_vectors.py
 	@$(PYTHON) tests/lint/test_floors.py
 	@$(PYTHON) tools/spdx.py --self-test
 

@@ -1,6 +1,6 @@
 # ifca/worked-bias-half-drawn: every expected number of golden/ifca/worked-bias-half-drawn.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 48 u at most (5.33e-15), 92 numbers
+# bound: |fl - exact| <= 24 u at most (2.66e-15), 92 numbers
 # tolerance: atol 1e-14, rtol 1e-13; tightest margin at record 25 (value -0.027864583333333335): tolerance 1.28e-14 = 8.52 x (bound 1.5e-15 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 # check: enclosure (proofs/gappa/enclosure.py: each goal's proved `in ?` answer <= its "# goal:" bound)

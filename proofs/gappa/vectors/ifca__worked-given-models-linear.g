@@ -1,6 +1,6 @@
 # ifca/worked-given-models-linear: every expected number of golden/ifca/worked-given-models-linear.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 92 u at most (1.02e-14), 124 numbers
+# bound: |fl - exact| <= 42 u at most (4.66e-15), 124 numbers
 # tolerance: atol 1e-14, rtol 1e-13; tightest margin at record 29 (value 0.20681630859374997): tolerance 3.07e-14 = 34 x (bound 8.88e-16 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 # check: enclosure (proofs/gappa/enclosure.py: each goal's proved `in ?` answer <= its "# goal:" bound)

@@ -1,6 +1,6 @@
 # ifca/worked-zero-loss-tie: every expected number of golden/ifca/worked-zero-loss-tie.json
 # (the run replayed by proofs/gappa/make_vectors.py; do not edit)
-# bound: |fl - exact| <= 68 u at most (7.55e-15), 113 numbers
+# bound: |fl - exact| <= 24 u at most (2.66e-15), 113 numbers
 # tolerance: atol 1e-14, rtol 1e-13; tightest margin at record 24 (value -0.085): tolerance 1.85e-14 = 48.5 x (bound 3.75e-16 + half an ulp)
 # control: none (the kernels' scripts carry the controls)
 # check: enclosure (proofs/gappa/enclosure.py: each goal's proved `in ?` answer <= its "# goal:" bound)

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
+the step sizes across rounds (Steps) and torch's SGD (Optim).
+
+A replay is checked against its vector as it is built: every exact value
+it computes must round to the number the vector stores.  So each rule is
+only as good as the vectors that would notice it wrong.  Here each rule
+is planted wrong in turn, in this process (no file changes, no Gappa
+needed), and the named vectors' replays must then fail, while every
+vector of VECTORS and REPLAYED replays with the rules as written:
+
+  * Steps: no decay; the exponent counting rounds where the spec counts
+    the client's own trainings (and the reverse); one train() call per
+    round where Per-FedAvg's preset pfllib has two;
+  * Optim: no momentum; momentum's first step from a zero buffer in
+    torch's form; Nesterov off; no dampening; the state new at every
+    client update (reset) where it is kept; one optimizer where Ditto
+    has two; weight decay on every block whatever opt.decay_scope says;
+    no clipping.
+
+    python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
+
+Exit status: 0 every case as expected, 1 otherwise.
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "proofs", "gappa"))
+import make_vectors as mv  # noqa: E402
+
+
+def replays(vid):
+    """True when VID's replay reproduces its vector."""
+    try:
+        mv.build(vid)
+    except SystemExit:
+        return False
+    return True
+
+
+def planted(cls, name, wrong):
+    """A context in which CLS's method NAME is WRONG (given the original
+    as its first argument)."""
+    class Plant:
+        def __enter__(self):
+            self.orig = getattr(cls, name)
+            orig = self.orig
+            setattr(cls, name, lambda *a, **k: wrong(orig, *a, **k))
+
+        def __exit__(self, *exc):
+            setattr(cls, name, self.orig)
+    return Plant()
+
+
+def after_init(change):
+    """A wrong Optim.__init__: the original, then CHANGE(self)."""
+    def wrong(orig, self, *a, **k):
+        orig(self, *a, **k)
+        change(self)
+    return wrong
+
+
+def first_step_from_zero(orig, self, i, x, d, eta, slot=0):
+    """torch's form with b ← μ·0 + (1 − τ) d at the first step."""
+    key = (i if self.lifetime == "client" else None, slot)
+    if key not in self.sets:
+        self.sets[key] = ([self.t.const(0.0)] * len(x), 1)
+    return orig(self, i, x, d, eta, slot)
+
+
+def the_other_count(self, *a, **k):
+    """Steps counting the other way (rounds for trainings and back)."""
+    self.trainings = not self.trainings
+
+
+def uniform_decay(self):
+    """λ on every block, whatever opt.decay_scope takes."""
+    top = max(self.lam.values(), key=lambda v: v[2])
+    self.lam = {p: top for p in self.lam}
+
+
+CASES = [
+    ("Steps: no decay", mv.Steps, "of",
+     lambda orig, self, base, *a, **k: base,
+     ["fedavg/worked-lr-exponential", "fedavg/worked-lr-step",
+      "pfedme/worked-linear-decay-paper"]),
+    ("Steps: rounds for trainings", mv.Steps, "__init__",
+     lambda orig, self, *a, **k: (orig(self, *a, **k),
+                                  the_other_count(self))[0],
+     ["fedavg/worked-lr-per-client", "local/worked-pfllib-decay",
+      "scaffold/worked-linear-pfllib"]),
+    ("Steps: one train() call", mv.Steps, "of",
+     lambda orig, self, base, ri, i, call=0, calls=1:
+     orig(self, base, ri, i, 0, 1),
+     ["perfedavg/worked-linear-pfllib-decay"]),
+    ("Optim: no momentum", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "mu", s.t.const(0.0))),
+     ["optim/fedavg-momentum-pytorch", "optim/fedavg-momentum-classical",
+      "scaffold/worked-linear-ii-momentum",
+      "optim/perfedavg-classical-shared-server-decay"]),
+    ("Optim: first step from a zero buffer", mv.Optim, "step",
+     first_step_from_zero,
+     ["optim/fedavg-momentum-pytorch", "optim/ifca-momentum-client"]),
+    ("Optim: Nesterov off", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "nesterov", False)),
+     ["optim/fedavg-nesterov-reset", "optim/ditto-nesterov-clip-step-server"]),
+    ("Optim: no dampening", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "tau", s.t.const(0.0))),
+     ["optim/fedavg-momentum-pytorch", "optim/ditto-momentum-client"]),
+    ("Optim: state reset", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "lifetime", "reset")),
+     ["optim/fedavg-momentum-classical", "optim/ditto-momentum-client",
+      "optim/local-nesterov-clip-step-server"]),
+    ("Optim: one slot", mv.Optim, "step",
+     lambda orig, self, i, x, d, eta, slot=0: orig(self, i, x, d, eta, 0),
+     ["optim/ditto-momentum-client", "optim/ditto-classical-client-decay"]),
+    ("Optim: decay on every block", mv.Optim, "__init__",
+     after_init(uniform_decay),
+     ["optim/fedavg-decay-coupled-weights",
+      "optim/fedprox-classical-personal-client",
+      "optim/perfedavg-classical-shared-server-decay"]),
+    ("Optim: no clipping", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "clip", False)),
+     ["optim/fedavg-clip", "optim/local-clip-rational",
+      "optim/ifca-nesterov-clip-server"]),
+]
+
+
+def main():
+    bad = 0
+    for vid in mv.VECTORS + mv.REPLAYED:
+        if not replays(vid):
+            print(f"test_make_vectors: {vid} does not replay as written")
+            bad = 1
+    for what, cls, name, wrong, vids in CASES:
+        with planted(cls, name, wrong):
+            for vid in vids:
+                if vid not in mv.VECTORS + mv.REPLAYED:
+                    print(f"test_make_vectors: {what}: {vid} is not in "
+                          "VECTORS or REPLAYED")
+                    bad = 1
+                elif replays(vid):
+                    print(f"test_make_vectors: {what}: {vid} still "
+                          "replays")
+                    bad = 1
+    print("test_make_vectors: " + ("FAILED" if bad else
+                                   f"{len(mv.VECTORS + mv.REPLAYED)} "
+                                   "replays as written, "
+                                   f"{len(CASES)} planted rules caught"))
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())
