@@ -132,6 +132,17 @@ STEPPED = [
     "optim/ditto-classical-client-decay",
     "optim/ditto-momentum-client",
     "optim/ditto-nesterov-clip-step-server",
+    "optim/apfl-classical-client-decay",
+    "optim/apfl-momentum-server",
+    "optim/apfl-nesterov-clip-step-server",
+    "optim/apfl-pfllib-clip-momentum-client",
+    "optim/fedalt-classical-client-decay",
+    "optim/fedalt-decay-personal-server",
+    "optim/fedalt-decay-shared-client",
+    "optim/fedalt-nesterov-clip-step-server",
+    "optim/fedsim-classical-client-decay",
+    "optim/fedsim-decay-weights-groups",
+    "optim/fedsim-nesterov-clip-step-server",
 ]
 
 # Vectors the replays reproduce (their exact values round to the vector's
@@ -284,6 +295,16 @@ def gamma(k):
     return -((-g) // step) * step
 
 
+def significant(q):
+    """q rounded to SQRT_BITS significant bits (toward zero): a relative
+    change below 2^-SQRT_BITS."""
+    if q == 0:
+        return q
+    e = abs(q.numerator).bit_length() - q.denominator.bit_length()
+    scale = Fraction(2) ** (SQRT_BITS - e)
+    return Fraction(int(q * scale), 1) / scale
+
+
 class Trace:
     """Gappa definitions of a rounded and an exact chain, with the exact
     value of each as a Fraction."""
@@ -298,6 +319,10 @@ class Trace:
         # every value named and requires
         # the exact values to be farther from the branch's edge than that
         self.guards = []
+        # the rounded names of the values whose Fraction approximates the
+        # exact value (after a square root, Trace.sqrt), each carried to
+        # SQRT_BITS significant bits so that the Fractions stay small
+        self.approx = set()
 
     def fresh(self, p):
         self.n += 1
@@ -318,6 +343,9 @@ class Trace:
         self.lines.append(f"{x} = {a[1]} {o} {b[1]};")
         ex = {"+": a[2] + b[2], "-": a[2] - b[2], "*": a[2] * b[2],
               "/": a[2] / b[2] if b[2] else None}[o]
+        if a[0] in self.approx or b[0] in self.approx:
+            self.approx.add(r)
+            ex = significant(ex)
         return (r, x, ex)
 
     def clip01(self, a):
@@ -348,15 +376,20 @@ class Trace:
     def sqrt(self, a):
         """√a: rounded (one correctly rounded sqrt, as IEEE 754 and glibc's
         sqrt give) and exact; its Fraction, and every exact value computed
-        from it, is √a to SQRT_BITS bits (the branches' guards keep a
-        margin above that approximation)."""
+        from it (Trace.approx), is carried to SQRT_BITS significant bits
+        (the branches' guards keep a margin above that approximation)."""
         r, x = self.fresh("r"), self.fresh("x")
         self.lines.append(f"{r} rnd= sqrt({a[0]});")
         self.lines.append(f"{x} = sqrt({a[1]});")
         q = a[2]
-        k = SQRT_BITS
-        root = isqrt(q.numerator * 4 ** k // q.denominator)
-        return (r, x, Fraction(root, 2 ** k))
+        # √q = √(q 4^k) / 2^k, k chosen for SQRT_BITS significant bits
+        k = SQRT_BITS + 2 - (q.numerator.bit_length()
+                             - q.denominator.bit_length()) // 2
+        s = q * Fraction(4) ** k
+        root = Fraction(isqrt(s.numerator // s.denominator)) \
+            / Fraction(2) ** k
+        self.approx.add(r)
+        return (r, x, significant(root))
 
     def below_one(self, a):
         """The branch a < 1 of ref/engine/optim.c's clip_by_norm (`if
@@ -628,11 +661,12 @@ class Optim:
                   d ← d + μ b (nesterov) or b;  θ ← θ − η d
       classical:  v ← μ v − η d;  θ ← θ + v   (v from 0)
 
-    The state (b or v, and the step count t, one for the model's blocks,
-    which all move at every step here) lives per opt.state and per slot
-    (the algorithm's optimizers: pflref_optim_get): reset (new at every
+    The state (b or v, and a step count t per block: a block keeps its
+    count while it does not move) lives per opt.state and per slot (the
+    algorithm's optimizers: pflref_optim_get): reset (new at every
     client's train(), begin), client (one per client), server (one for
-    all, in training order)."""
+    all, in training order).  The method, SGD, is the replays' only one:
+    opt.method is not among OPT_SWITCHES, so Adam's specs are refused."""
 
     def __init__(self, t, hp, sw, spec):
         self.t = t
@@ -679,11 +713,12 @@ class Optim:
         if self.lifetime == "reset":
             self.sets = {}
 
-    def clipped(self, d):
-        """clip_by_norm on d: d itself, or d_p coef."""
+    def clipped(self, d, blocks):
+        """clip_by_norm on d over the moving BLOCKS: d itself, or d_p coef
+        on their entries."""
         t = self.t
         total = t.const(0.0)
-        for ent, _, _ in self.blocks:
+        for ent, _, _ in blocks:
             sq = t.const(0.0)
             for p in ent:
                 sq = t.op(sq, "+", t.op(d[p], "*", d[p]))
@@ -693,45 +728,55 @@ class Optim:
                     t.op(t.sqrt(total), "+", t.const(CLIP_EPS)))
         if not t.below_one(coef):
             return d
-        return [t.op(dp, "*", coef) for dp in d]
+        d = list(d)
+        for ent, _, _ in blocks:
+            for p in ent:
+                d[p] = t.op(d[p], "*", coef)
+        return d
 
-    def step(self, i, x, d, eta, slot=0):
+    def step(self, i, x, d, eta, slot=0, moving=None, eta_v=None):
         """Client i's step from x with the gradient d through its
-        optimizer SLOT; the new x."""
+        optimizer SLOT on the blocks MOVING selects (a predicate of (bias?,
+        personal?); None: every block), with step size η, or ETA_V on the
+        split's personal blocks (a torch optimizer with two parameter
+        groups: pflref_optim_step_groups); the new x.  The state counts
+        steps per block: a block keeps its count while it does not move."""
         t, mu, tau = self.t, self.mu, self.tau
         one, zero = t.const(1.0), t.const(0.0)
+        blocks = [b for b in self.blocks
+                  if moving is None or moving(b[1], b[2])]
         if self.clip:
-            d = self.clipped(d)
+            d = self.clipped(d, blocks)
+        self.last_d = d             # clipped in place, as .grad is
         key = (i if self.lifetime == "client" else None, slot)
-        buf, n = self.sets.get(key, (None, 0))
-        n += 1                                   # ++st->t[q]
-        new_x, new_b = [], []
-        for p, (xp, dp) in enumerate(zip(x, d)):
-            lam = self.lam[p]
-            if lam[2] != 0 and self.decoupled:  # θ ← θ(1 − ηλ)
-                k = (eta[0], lam[0])
-                if k not in self.shrink:
-                    self.shrink[k] = t.op(one, "-", t.op(eta, "*", lam))
-                xp = t.op(xp, "*", self.shrink[k])
-            elif lam[2] != 0:                   # d ← d + λθ
-                dp = t.op(dp, "+", t.op(lam, "*", xp))
-            bp = None
-            if mu[2] == 0:                      # θ ← θ − η d
-                xp = t.op(xp, "-", t.op(eta, "*", dp))
-            elif self.classical:                # v ← μ v − η d; θ ← θ + v
-                bp = t.op(t.op(mu, "*", buf[p] if buf else zero), "-",
-                          t.op(eta, "*", dp))
-                xp = t.op(xp, "+", bp)
-            else:
-                bp = dp if n == 1 else t.op(
-                    t.op(mu, "*", buf[p]), "+",
-                    t.op(t.op(one, "-", tau), "*", dp))
-                dp = t.op(dp, "+", t.op(mu, "*", bp)) if self.nesterov \
-                    else bp
-                xp = t.op(xp, "-", t.op(eta, "*", dp))
-            new_x.append(xp)
-            new_b.append(bp)
-        self.sets[key] = (new_b, n)
+        buf, count = self.sets.setdefault(key, ({}, {}))
+        new_x = list(x)
+        for ent, _, per in blocks:
+            n = count[ent[0]] = count.get(ent[0], 0) + 1   # ++st->t[q]
+            e = eta_v if per and eta_v is not None else eta
+            for p in ent:
+                xp, dp, lam = x[p], d[p], self.lam[p]
+                if lam[2] != 0 and self.decoupled:  # θ ← θ(1 − ηλ)
+                    k = (e[0], lam[0])
+                    if k not in self.shrink:
+                        self.shrink[k] = t.op(one, "-", t.op(e, "*", lam))
+                    xp = t.op(xp, "*", self.shrink[k])
+                elif lam[2] != 0:                   # d ← d + λθ
+                    dp = t.op(dp, "+", t.op(lam, "*", xp))
+                if mu[2] == 0:                      # θ ← θ − η d
+                    xp = t.op(xp, "-", t.op(e, "*", dp))
+                elif self.classical:            # v ← μ v − η d; θ ← θ + v
+                    buf[p] = t.op(t.op(mu, "*", buf.get(p, zero)), "-",
+                                  t.op(e, "*", dp))
+                    xp = t.op(xp, "+", buf[p])
+                else:
+                    buf[p] = dp if n == 1 else t.op(
+                        t.op(mu, "*", buf[p]), "+",
+                        t.op(t.op(one, "-", tau), "*", dp))
+                    dp = t.op(dp, "+", t.op(mu, "*", buf[p])) \
+                        if self.nesterov else buf[p]
+                    xp = t.op(xp, "-", t.op(e, "*", dp))
+                new_x[p] = xp
         return new_x
 
 
@@ -1696,12 +1741,20 @@ def pfl_run(spec):
       server        w <- (acc on u, v⁰ on v); every v_i's u <- w's
       post phase    per device (stateless: from (u, v⁰)) sgd_steps with
                     η_ft on its post batches, v alone (pfl.finetune =
-                    personal) or every entry (full)"""
+                    personal) or every entry (full)
+
+    γ_u, γ_v are device i's of the round (Steps; η_ft is not decayed, as
+    pfl.finetune_lr = initial), and the steps plain or by the device's
+    optimizers (Optim): FedAlt's v steps by slot 1 on the personal
+    blocks, its u steps by slot 0 on the shared ones; FedSim's by slot 0
+    with the two groups γ_u, γ_v; the fine-tuning by slot 1 (begun anew,
+    its state otherwise carried from training) on v or every block."""
     name = spec["algorithm"]["name"]
     hp, sw, _ = accepted(spec, name, ({"gamma_u", "gamma_v", "eta_ft"},
                                       {"tau_v"}),
                          {"pfl.state", "pfl.weights", "pfl.finetune"},
-                         what="a split of the linear model's w and b")
+                         what="a split of the linear model's w and b",
+                         lr=True, opt=True)
     m = spec["model"]
     split = spec.get("split", {})
     if m["kind"] != "linear" or set(split) != {"personal"} \
@@ -1717,8 +1770,10 @@ def pfl_run(spec):
     P, _, nk, grad = model_setup(t, spec)
     personal = [("b" if p == m["d"] else "w") in split["personal"]
                 for p in range(P)]
-    gu, gv, eta_ft = (t.const(hp["gamma_u"]), t.const(hp["gamma_v"]),
-                      t.const(hp["eta_ft"]))
+    gu0, gv0, eta_ft = (t.const(hp["gamma_u"]), t.const(hp["gamma_v"]),
+                        t.const(hp["eta_ft"]))
+    steps = Steps(t, hp, sw)
+    opt = Optim(t, hp, sw, spec)
     tau_v = int(hp.get("tau_v", 0))
     w0 = given_init(t, spec, P)
     w = w0
@@ -1736,9 +1791,17 @@ def pfl_run(spec):
         for j, i in enumerate(part):
             x = compose(w, w0 if stateless else v[i])
             out.append((("client_begin", ri, i, 0, "w_local"), x))
+            gu, gv = steps.of(gu0, ri, i), steps.of(gv0, ri, i)
+            opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(i, x, batch)
-                if alt:          # the masked step of one part
+                if not opt.plain and alt and q < tau_v:   # v: slot 1
+                    x = opt.step(i, x, g, gv, 1, lambda b, per: per)
+                elif not opt.plain and alt:               # u: slot 0
+                    x = opt.step(i, x, g, gu, 0, lambda b, per: not per)
+                elif not opt.plain:                       # both groups
+                    x = opt.step(i, x, g, gu, 0, None, gv)
+                elif alt:        # the masked step of one part
                     move = [per == (q < tau_v) for per in personal]
                     x = [t.op(xp, "-", t.op(gv if per else gu, "*", gp))
                          if mv else xp
@@ -1755,12 +1818,19 @@ def pfl_run(spec):
         w = compose(acc, w)
         out.append((("server", ri, None, None, "w"), w))
         v = {i: compose(w, vi) for i, vi in v.items()}
+        steps.round_end(part)
     if "post" in spec["schedule"]:
         for i in range(len(nk)):
             th = compose(w, w0) if stateless else v[i]
             out.append((("client_begin", None, i, 0, "v"), th))
+            opt.begin()
             for q, batch in enumerate(spec["schedule"]["post"][i]):
                 g = grad(i, th, batch)
+                if not opt.plain:
+                    th = opt.step(i, th, g, eta_ft, 1, None if full_ft
+                                  else (lambda b, per: per))
+                    out.append((("step", None, i, q + 1, "v"), th))
+                    continue
                 th = [t.op(xp, "-", t.op(eta_ft, "*", gp))
                       if (per or full_ft) else xp
                       for xp, gp, per in zip(th, g, personal)]
@@ -1773,18 +1843,28 @@ def pfl_run(spec):
 
 
 def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
-                     ri):
+                     ri, opt):
     """One step of APFL's preset pfllib (apfl.c pfllib_step; PFLlib's
     clientapfl.py train() and alpha_update) from w_i = wl, v_i = v[i] and
     α_i = a: g_w = ∇f_i(w_i; ξ), w_i <- w_i − η g_w; g_v = ∇f_i(v_i; ξ),
     v_i <- v_i − η g_v; α_i <- Π_[0,1](a − η_α (Σ_p (v_i − w_i)_p (a g_v,p
-    + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  Returns (w_i,
-    α_i); v[i] is replaced."""
+    + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  With an
+    optimizer (OPT, not plain) w_i and v_i step by its slots 0 and 1, and
+    g_w, g_v are the gradients as clipped in place.  Returns (w_i, α_i);
+    v[i] is replaced."""
     g_w = grad(i, wl, batch)
-    wl = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(wl, g_w)]
+    if opt.plain:
+        wl = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(wl, g_w)]
+    else:
+        wl = opt.step(i, wl, g_w, eta, 0)
+        g_w = opt.last_d
     out.append((("step", ri, i, q + 1, "w_local"), wl))
     g_v = grad(i, v[i], batch)
-    v[i] = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(v[i], g_v)]
+    if opt.plain:
+        v[i] = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(v[i], g_v)]
+    else:
+        v[i] = opt.step(i, v[i], g_v, eta, 1)
+        g_v = opt.last_d
     out.append((("step", ri, i, q + 1, "v"), v[i]))
     b = t.op(t.const(1.0), "-", a)
     s = t.const(0.0)
@@ -1819,12 +1899,13 @@ def apfl_run(spec):
     Π_[0,1] is Trace.clip01, decided by the exact value and guarded.
     η and η_α (unset: η) are client i's of the round (Steps), or η_α stays
     undecayed under apfl.alpha_lr = constant (the preset pfllib, which
-    counts trainings too)."""
+    counts trainings too).  With an optimizer (Optim) w_i steps by its
+    slot 0, v_i by its slot 1 (on d = fl(a G))."""
     hp, sw, preset = accepted(
         spec, "apfl", ({"eta", "alpha"}, {"eta_alpha"}),
         {"apfl.alpha", "apfl.mix_uses_w", "apfl.alpha_rule", "apfl.weights",
          "apfl.alpha_lr"},
-        (None, "pfllib"), "parameter mixing", lr=True)
+        (None, "pfllib"), "parameter mixing", lr=True, opt=True)
     lib = preset == "pfllib"
     adaptive = sw.get("apfl.alpha", "fixed") == "adaptive" or lib
     fedtorch = adaptive and sw.get("apfl.alpha_rule") == "fedtorch"
@@ -1836,6 +1917,7 @@ def apfl_run(spec):
     eta0 = t.const(hp["eta"])
     eta_alpha0 = t.const(hp.get("eta_alpha", hp["eta"]))
     steps = Steps(t, hp, sw, lib)
+    opt = Optim(t, hp, sw, spec)
     one, zero = t.const(1.0), t.const(0.0)
     decay = t.const(0.02)            # PFLREF_APFL_FEDTORCH_ALPHA_DECAY
     w = given_init(t, spec, P)
@@ -1855,15 +1937,17 @@ def apfl_run(spec):
             eta = steps.of(eta0, ri, i)
             eta_alpha = eta_alpha0 if alpha_lr == "constant" \
                 else steps.of(eta_alpha0, ri, i)
+            opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 a = alpha[i]
                 if lib:
                     wl, alpha[i] = pfllib_apfl_step(t, grad, i, q, batch,
                                                     wl, v, a, eta, eta_alpha,
-                                                    out, ri)
+                                                    out, ri, opt)
                     continue
                 w_old, v_old = wl, v[i]
-                wl = sgd_steps(t, grad, i, wl, [batch], eta, [], ri, "")
+                wl = sgd_steps(t, grad, i, wl, [batch], eta, [], ri, "",
+                               None if opt.plain else opt)
                 out.append((("step", ri, i, q + 1, "w_local"), wl))
                 wm = wl if new_w else w_old
                 b = t.op(one, "-", a)
@@ -1874,8 +1958,12 @@ def apfl_run(spec):
                 s = zero
                 for dp, gp in zip(diff, G):
                     s = t.op(s, "+", t.op(dp, "*", gp))
-                v[i] = [t.op(vp, "-", t.op(eta, "*", t.op(a, "*", gp)))
-                        for vp, gp in zip(v_old, G)]
+                if opt.plain:
+                    v[i] = [t.op(vp, "-", t.op(eta, "*", t.op(a, "*", gp)))
+                            for vp, gp in zip(v_old, G)]
+                else:
+                    v[i] = opt.step(i, v_old, [t.op(a, "*", gp) for gp in G],
+                                    eta, 1)
                 out.append((("step", ri, i, q + 1, "v"), v[i]))
                 if not adaptive:
                     continue

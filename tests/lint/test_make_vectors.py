@@ -15,11 +15,16 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     round where Per-FedAvg's preset pfllib has two;
   * Optim: no momentum; momentum's first step from a zero buffer in
     torch's form; Nesterov off; no dampening; the state new at every
-    client update (reset) where it is kept; one optimizer where Ditto
-    has two; weight decay on every block whatever opt.decay_scope says;
+    client update (reset) where it is kept; one optimizer where Ditto,
+    APFL and FedAlt have two; one step size where FedSim has two
+    parameter groups; weight decay on every block whatever opt.decay_scope says;
     no clipping.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
+
+Not planted: the per-block step count (a block that starts moving in a
+state, FedAlt's shared block in its fine-tuning, takes b ← d): with no
+dampening, μ·0 + (1 − τ) d is d exactly, and no vector has both.
 
 Exit status: 0 every case as expected, 1 otherwise.
 """
@@ -63,12 +68,13 @@ def after_init(change):
     return wrong
 
 
-def first_step_from_zero(orig, self, i, x, d, eta, slot=0):
+def first_step_from_zero(orig, self, i, x, d, eta, slot=0, *a, **k):
     """torch's form with b ← μ·0 + (1 − τ) d at the first step."""
     key = (i if self.lifetime == "client" else None, slot)
     if key not in self.sets:
-        self.sets[key] = ([self.t.const(0.0)] * len(x), 1)
-    return orig(self, i, x, d, eta, slot)
+        self.sets[key] = ({p: self.t.const(0.0) for p in range(len(x))},
+                          {ent[0]: 1 for ent, _, _ in self.blocks})
+    return orig(self, i, x, d, eta, slot, *a, **k)
 
 
 def the_other_count(self, *a, **k):
@@ -115,8 +121,15 @@ CASES = [
      ["optim/fedavg-momentum-classical", "optim/ditto-momentum-client",
       "optim/local-nesterov-clip-step-server"]),
     ("Optim: one slot", mv.Optim, "step",
-     lambda orig, self, i, x, d, eta, slot=0: orig(self, i, x, d, eta, 0),
-     ["optim/ditto-momentum-client", "optim/ditto-classical-client-decay"]),
+     lambda orig, self, i, x, d, eta, slot=0, *a, **k:
+     orig(self, i, x, d, eta, 0, *a, **k),
+     ["optim/ditto-momentum-client", "optim/ditto-classical-client-decay",
+      "optim/apfl-momentum-server", "optim/fedalt-decay-shared-client"]),
+    ("Optim: one parameter group", mv.Optim, "step",
+     lambda orig, self, i, x, d, eta, slot=0, moving=None, eta_v=None:
+     orig(self, i, x, d, eta, slot, moving),
+     ["optim/fedsim-decay-weights-groups",
+      "optim/fedsim-classical-client-decay"]),
     ("Optim: decay on every block", mv.Optim, "__init__",
      after_init(uniform_decay),
      ["optim/fedavg-decay-coupled-weights",
@@ -125,7 +138,8 @@ CASES = [
     ("Optim: no clipping", mv.Optim, "__init__",
      after_init(lambda s: setattr(s, "clip", False)),
      ["optim/fedavg-clip", "optim/local-clip-rational",
-      "optim/ifca-nesterov-clip-server"]),
+      "optim/ifca-nesterov-clip-server",
+      "optim/apfl-pfllib-clip-momentum-client"]),
 ]
 
 
