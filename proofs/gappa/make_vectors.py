@@ -27,9 +27,12 @@ Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
 pFedMe's inner loop alone with its exact proximal point on the quadratic
 model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
 k = 1 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones
-below).  The branches the C takes on rounded values (APFL's projection,
-IFCA's estimate, the conjugate-gradient loop's tests) are Trace.clip01,
-Trace.argmin and the guards of prox_point_1d, checked in script().
+below).  Most take the step sizes' decay across rounds (Steps) and
+torch's SGD with momentum, weight decay and clipping (Optim).  The
+branches the C takes on rounded values (APFL's projection, IFCA's
+estimate, the conjugate-gradient loop's tests, the clipping test) are
+Trace.clip01, Trace.argmin, the guards of prox_point_1d and
+Trace.below_one, checked in script().
 FedAvg on a linear model (fedavg_rounds: d features, an optional bias b,
 the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
 docs/models.md), whose operations in the C are (sgd_steps for a step):
@@ -162,10 +165,10 @@ REPLAYED = [
 
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
-# lr.schedule (Steps), FedAvg's with torch's SGD momentum and weight
-# decay too (Optim), and a given schedule (pFedMe on the quadratic model
-# with d = 1; fine-tuning from a given w; PFLEGO with the SGD server on an
-# mlp with d = h = k = 1, identity, no biases, half_squared).
+# lr.schedule (Steps), plain SGD or torch's SGD (Optim), and a given
+# schedule (pFedMe on the quadratic model with d = 1; fine-tuning from a
+# given w; PFLEGO with the SGD server on an mlp with d = h = k = 1,
+# identity, no biases, half_squared).
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
