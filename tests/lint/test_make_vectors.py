@@ -17,14 +17,15 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     torch's form; Nesterov off; no dampening; the state new at every
     client update (reset) where it is kept; one optimizer where Ditto,
     APFL and FedAlt have two; one step size where FedSim has two
-    parameter groups; weight decay on every block whatever opt.decay_scope says;
-    no clipping.
+    parameter groups; weight decay on every block whatever
+    opt.decay_scope says; no clipping.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
 Not planted: the per-block step count (a block that starts moving in a
 state, FedAlt's shared block in its fine-tuning, takes b ← d): with no
-dampening, μ·0 + (1 − τ) d is d exactly, and no vector has both.
+dampening, μ·0 + (1 − τ) d is d exactly, and no vector has such a block
+and dampening both.
 
 Exit status: 0 every case as expected, 1 otherwise.
 """
