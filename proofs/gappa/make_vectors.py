@@ -704,10 +704,15 @@ class Optim:
         self.lifetime = sw.get("opt.state", "reset")
         self.sets = {}
         self.shrink = {}
+        self.last_d = None      # the last step's d, clipped (step)
 
     @property
     def plain(self):
-        """μ = 0, λ = 0 and no clipping: the plain step θ − η d."""
+        """μ = 0, λ = 0 and no clipping: the plain step θ − η d.  step()
+        is then that step, its definitions in the same order as a replay's
+        own loop; Ditto's personal step, APFL's v step and Per-FedAvg's
+        exact meta step keep their loop when plain, because building d
+        first would reorder the definitions of scripts already proved."""
         return self.mu[2] == 0 and not self.clip \
             and all(lam[2] == 0 for lam in self.lam.values())
 
@@ -1609,11 +1614,8 @@ def perfedavg_run(spec):
                       for x, g in zip(wl, grad(i, wl, bs[D]))]
                 out.append((("step", ri, i, s, "w_tilde"), wt))
                 q = grad(i, wt, bs[D + 1])
-                if variant == "fo" and not opt.plain:
+                if variant == "fo":
                     wl = opt.step(i, wl, q, beta)
-                elif variant == "fo":
-                    wl = [t.op(x, "-", t.op(beta, "*", qp))
-                          for x, qp in zip(wl, q)]
                 else:
                     if variant == "exact" and linear:
                         h = linear_hvp(t, spec["model"], data[i][0], q,
@@ -1798,20 +1800,12 @@ def pfl_run(spec):
             opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(i, x, batch)
-                if not opt.plain and alt and q < tau_v:   # v: slot 1
+                if alt and q < tau_v:   # v: slot 1, the personal blocks
                     x = opt.step(i, x, g, gv, 1, lambda b, per: per)
-                elif not opt.plain and alt:               # u: slot 0
+                elif alt:               # u: slot 0, the shared blocks
                     x = opt.step(i, x, g, gu, 0, lambda b, per: not per)
-                elif not opt.plain:                       # both groups
+                else:                   # both groups, γ_u and γ_v
                     x = opt.step(i, x, g, gu, 0, None, gv)
-                elif alt:        # the masked step of one part
-                    move = [per == (q < tau_v) for per in personal]
-                    x = [t.op(xp, "-", t.op(gv if per else gu, "*", gp))
-                         if mv else xp
-                         for xp, gp, mv, per in zip(x, g, move, personal)]
-                else:
-                    x = [t.op(xp, "-", t.op(gv if per else gu, "*", gp))
-                         for xp, gp, per in zip(x, g, personal)]
                 out.append((("step", ri, i, q + 1, "w_local"), x))
             out.append((("client_end", ri, i, None, "w_local"), x))
             if not stateless:
@@ -1829,14 +1823,8 @@ def pfl_run(spec):
             opt.begin()
             for q, batch in enumerate(spec["schedule"]["post"][i]):
                 g = grad(i, th, batch)
-                if not opt.plain:
-                    th = opt.step(i, th, g, eta_ft, 1, None if full_ft
-                                  else (lambda b, per: per))
-                    out.append((("step", None, i, q + 1, "v"), th))
-                    continue
-                th = [t.op(xp, "-", t.op(eta_ft, "*", gp))
-                      if (per or full_ft) else xp
-                      for xp, gp, per in zip(th, g, personal)]
+                th = opt.step(i, th, g, eta_ft, 1, None if full_ft
+                              else (lambda b, per: per))
                 out.append((("step", None, i, q + 1, "v"), th))
             out.append((("client_end", None, i, None, "v"), th))
             v[i] = th
@@ -1851,23 +1839,15 @@ def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
     clientapfl.py train() and alpha_update) from w_i = wl, v_i = v[i] and
     α_i = a: g_w = ∇f_i(w_i; ξ), w_i <- w_i − η g_w; g_v = ∇f_i(v_i; ξ),
     v_i <- v_i − η g_v; α_i <- Π_[0,1](a − η_α (Σ_p (v_i − w_i)_p (a g_v,p
-    + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  With an
-    optimizer (OPT, not plain) w_i and v_i step by its slots 0 and 1, and
-    g_w, g_v are the gradients as clipped in place.  Returns (w_i, α_i);
+    + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  w_i and v_i
+    step by OPT's slots 0 and 1 (plain SGD: x − η g), and g_w, g_v are the
+    gradients as clipped in place.  Returns (w_i, α_i);
     v[i] is replaced."""
-    g_w = grad(i, wl, batch)
-    if opt.plain:
-        wl = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(wl, g_w)]
-    else:
-        wl = opt.step(i, wl, g_w, eta, 0)
-        g_w = opt.last_d
+    wl = opt.step(i, wl, grad(i, wl, batch), eta, 0)
+    g_w = opt.last_d
     out.append((("step", ri, i, q + 1, "w_local"), wl))
-    g_v = grad(i, v[i], batch)
-    if opt.plain:
-        v[i] = [t.op(x, "-", t.op(eta, "*", g)) for x, g in zip(v[i], g_v)]
-    else:
-        v[i] = opt.step(i, v[i], g_v, eta, 1)
-        g_v = opt.last_d
+    v[i] = opt.step(i, v[i], grad(i, v[i], batch), eta, 1)
+    g_v = opt.last_d
     out.append((("step", ri, i, q + 1, "v"), v[i]))
     b = t.op(t.const(1.0), "-", a)
     s = t.const(0.0)
