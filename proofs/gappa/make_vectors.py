@@ -28,7 +28,8 @@ pFedMe's inner loop alone with its exact proximal point on the quadratic
 model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
 k = 1 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones
 below).  Most take the step sizes' decay across rounds (Steps) and
-torch's SGD with momentum, weight decay and clipping (Optim).  The
+torch's SGD with momentum, weight decay and clipping, Adam and AdamW
+(Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
 estimate, the conjugate-gradient loop's tests, the clipping test) are
 Trace.clip01, Trace.argmin, the guards of prox_point_1d and
@@ -67,7 +68,9 @@ through at most n + 1 roundings):
 with S = sum x_j r_j and T = sum |x_j r_j| of the rounded operands and
 gamma_k = k u / (1 - k u), u = 2^-53; delta is a free variable of the
 script (one per call), and gamma_k is written as an upper bound, a dyadic
-number.  That bound is the one step Gappa does not prove here.
+number.  That bound is one of the two steps Gappa does not prove here;
+the other is libm's pow within one ulp (Adam's bias corrections:
+Trace.pow).
 
     python3 proofs/gappa/make_vectors.py           # write the scripts
     python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
@@ -84,7 +87,7 @@ import os
 import re
 import sys
 from fractions import Fraction
-from math import isqrt
+from math import isqrt, pow as libm_pow
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gappa_common as gc  # noqa: E402
@@ -146,6 +149,36 @@ STEPPED = [
     "optim/fedsim-classical-client-decay",
     "optim/fedsim-decay-weights-groups",
     "optim/fedsim-nesterov-clip-step-server",
+    "fedprox/worked-momentum-client",
+]
+
+# The vectors whose clients step through torch's Adam or AdamW (Optim,
+# with glibc's pow trusted to one ulp: Trace.pow), in VECTORS, each checked
+# by enclosure.
+ADAM = [
+    "optim/fedavg-adamw",
+    "optim/fedavg-adam-server",
+    "optim/local-adamw-clip-step-server",
+    "optim/fedprox-adamw-shared-client-decay",
+    "optim/feddyn-adamw-shared-client-decay",
+    "optim/ifca-adamw-client",
+    "optim/ditto-adamw-client-decay",
+    "optim/apfl-adamw-client-decay",
+    "optim/fedalt-adamw-client-decay",
+    "optim/fedsim-adamw-client-decay",
+]
+
+# FedAlt's and FedSim's coincidence-free vectors (every pfl.state,
+# pfl.weights and pfl.finetune value; pfl_run), in VECTORS, each checked by
+# enclosure.
+SPREAD = [
+    "fedalt/worked-spread-stateful-batches-full",
+    "fedalt/worked-spread-stateful-samples-personal",
+    "fedalt/worked-spread-stateful-samples-personal-tau-v-3",
+    "fedalt/worked-spread-stateless-uniform-full",
+    "fedsim/worked-spread-stateful-batches-full",
+    "fedsim/worked-spread-stateful-samples-personal",
+    "fedsim/worked-spread-stateless-uniform-full",
 ]
 
 # Vectors the replays reproduce (their exact values round to the vector's
@@ -155,12 +188,16 @@ STEPPED = [
 # interval bound does not see the cancellation in Per-FedAvg's central
 # difference (δ = 0.001), nor what damps the clipping coefficient's error
 # through Nesterov's look-ahead and SCAFFOLD's 1/(K η_l), nor the
-# optimizer's state through Per-FedAvg's Hessian product.
+# optimizer's state through Per-FedAvg's Hessian product, nor Adam's
+# normalised step through SCAFFOLD's 1/(K η_l) and Per-FedAvg's meta step.
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
+    "optim/scaffold-adamw-shared-client-decay",
     "optim/perfedavg-classical-shared-server-decay",
     "optim/perfedavg-nesterov-clip-step-server",
+    "optim/perfedavg-adamw-personal-client",
+    "perfedavg/worked-linear-momentum-decay-client",
 ]
 
 # The vectors whose run is these kernels alone: the replays above on the
@@ -252,7 +289,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + STEPPED
+] + SPREAD + STEPPED + ADAM
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -287,7 +324,11 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-} | set(STEPPED)
+} | set(STEPPED) | set(ADAM) | set(SPREAD)
+
+
+# the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
+POW_REL = Fraction(1, 2 ** 52)
 
 
 def gamma(k):
@@ -393,6 +434,30 @@ class Trace:
             / Fraction(2) ** k
         self.approx.add(r)
         return (r, x, significant(root))
+
+    def pow(self, a, k):
+        """pow(a, k) of the C library for a constant double a and an
+        integer k >= 1 (Adam's β^t, ref/engine/optim.c adam_block): exact
+        a^k, and the rounded value a^k (1 + δ 2^-52) with a free δ in
+        [-1, 1] (its hypothesis).  pow is not correctly rounded: that
+        bound, one ulp relative, is the trust in glibc's pow (its worst
+        case is stated as 0.52 ulp with FMA, 0.54 without, and glibc's
+        table of measured errors for x86_64 gives 1 ulp), and it is
+        checked here on the values used, against this machine's pow."""
+        if a[0] != a[1]:
+            raise ValueError("pow of a rounded value")
+        ex = a[2] ** k
+        got = Fraction(libm_pow(float(a[2]), float(k)))
+        if abs(got - ex) > abs(ex) * POW_REL:
+            raise SystemExit(f"make_vectors: pow({float(a[2])}, {k}) = "
+                             f"{float(got)} is not within one ulp of "
+                             "the exact power")
+        x, r, d = self.fresh("x"), self.fresh("r"), self.fresh("delta")
+        self.hyp.append(f"{d} in [-1, 1]")
+        self.lines.append(f"{x} = {' * '.join([a[1]] * k)};")
+        self.lines.append(f"{r} = {x} * (1 + {d} * "
+                          f"{gc.gappa_num(POW_REL)});")
+        return (r, x, ex)
 
     def below_one(self, a):
         """The branch a < 1 of ref/engine/optim.c's clip_by_norm (`if
@@ -637,19 +702,21 @@ class Steps:
             self.trained[i] = self.trained.get(i, 0) + 1
 
 
-# torch.optim.SGD's momentum and weight decay (ref/engine/optim.c), which
-# the replays that take an Optim accept beside their own parameters.
+# torch.optim.SGD's momentum and weight decay, Adam and AdamW
+# (ref/engine/optim.c), which the replays that take an Optim accept beside
+# their own parameters.
 OPT_HYPER = {"opt.momentum", "opt.dampening", "opt.weight_decay",
-             "opt.clip_norm"}
-OPT_SWITCHES = {"opt.state", "opt.momentum_form", "opt.nesterov",
-                "opt.weight_decay_form", "opt.decay_scope", "opt.clip"}
+             "opt.clip_norm", "opt.beta1", "opt.beta2", "opt.eps"}
+OPT_SWITCHES = {"opt.method", "opt.state", "opt.momentum_form",
+                "opt.nesterov", "opt.weight_decay_form", "opt.decay_scope",
+                "opt.clip"}
 CLIP_EPS = 1e-6     # PFLREF_OPT_CLIP_EPS (ref/engine/optim.h)
 
 
 class Optim:
     """Client i's optimizer step θ ← step(θ, d, η) as
     pflref_optim_step_groups of ref/engine/optim.c computes it, entry by
-    entry (SGD only; μ = 0, λ = 0 and no clipping is the plain step
+    entry (SGD with μ = 0, λ = 0 and no clipping is the plain step
     θ − η d):
 
       clip (opt.clip = norm): per block B in order sq_B = Σ d_p d_p from
@@ -663,13 +730,17 @@ class Optim:
       pytorch:    b ← d at the state's first step, else μ b + (1 − τ) d;
                   d ← d + μ b (nesterov) or b;  θ ← θ − η d
       classical:  v ← μ v − η d;  θ ← θ + v   (v from 0)
+      Adam:       the block's t-th step (adam_block): b₁ = 1 − pow(β₁, t),
+                  b₂ = 1 − pow(β₂, t) (Trace.pow), s = η / b₁, r = √b₂;
+                  m ← β₁ m + (1 − β₁) d;  v ← β₂ v + ((1 − β₂) d) d
+                  (m, v from 0);  θ ← θ − s (m / (√v / r + ε));  AdamW
+                  decays θ as decoupled above, Adam couples λθ into d
 
     The state (b or v, and a step count t per block: a block keeps its
     count while it does not move) lives per opt.state and per slot (the
     algorithm's optimizers: pflref_optim_get): reset (new at every
     client's train(), begin), client (one per client), server (one for
-    all, in training order).  The method, SGD, is the replays' only one:
-    opt.method is not among OPT_SWITCHES, so Adam's specs are refused."""
+    all, in training order)."""
 
     def __init__(self, t, hp, sw, spec):
         self.t = t
@@ -678,6 +749,9 @@ class Optim:
         lam = hp.get("opt.weight_decay", 0.0)
         scope = sw.get("opt.decay_scope", "all")
         m = spec["model"]
+        if m["kind"] not in ("linear", "quadratic"):
+            raise SystemExit("make_vectors: an optimizer on a "
+                             f"{m['kind']} model is outside the replays")
         # the blocks [(entries, bias?, personal?)]: the linear model's w
         # and b, the quadratic model's one block w (model.c)
         d = m["d"]
@@ -699,8 +773,13 @@ class Optim:
         self.classical = sw.get("opt.momentum_form", "pytorch") == \
             "classical"
         self.nesterov = sw.get("opt.nesterov", "off") == "on"
+        self.method = sw.get("opt.method", "sgd")
         self.decoupled = sw.get("opt.weight_decay_form", "coupled") == \
-            "decoupled"
+            "decoupled" or self.method == "adamw"
+        self.beta1 = t.const(hp.get("opt.beta1", 0.9))
+        self.beta2 = t.const(hp.get("opt.beta2", 0.999))
+        self.eps = t.const(hp.get("opt.eps", 1e-8))
+        self.consts = {}        # Adam's per-step values, by name
         self.lifetime = sw.get("opt.state", "reset")
         self.sets = {}
         self.shrink = {}
@@ -713,7 +792,7 @@ class Optim:
         own loop; Ditto's personal step, APFL's v step and Per-FedAvg's
         exact meta step keep their loop when plain, because building d
         first would reorder the definitions of scripts already proved."""
-        return self.mu[2] == 0 and not self.clip \
+        return self.method == "sgd" and self.mu[2] == 0 and not self.clip \
             and all(lam[2] == 0 for lam in self.lam.values())
 
     def begin(self):
@@ -757,20 +836,18 @@ class Optim:
             d = self.clipped(d, blocks)
         self.last_d = d             # clipped in place, as .grad is
         key = (i if self.lifetime == "client" else None, slot)
-        buf, count = self.sets.setdefault(key, ({}, {}))
+        buf, count, sec = self.sets.setdefault(key, ({}, {}, {}))
         new_x = list(x)
         for ent, _, per in blocks:
             n = count[ent[0]] = count.get(ent[0], 0) + 1   # ++st->t[q]
             e = eta_v if per and eta_v is not None else eta
+            if self.method != "sgd":
+                for p in ent:
+                    new_x[p] = self.adam(x[p], d[p], self.lam[p], e, n,
+                                         buf, sec, p)
+                continue
             for p in ent:
-                xp, dp, lam = x[p], d[p], self.lam[p]
-                if lam[2] != 0 and self.decoupled:  # θ ← θ(1 − ηλ)
-                    k = (e[0], lam[0])
-                    if k not in self.shrink:
-                        self.shrink[k] = t.op(one, "-", t.op(e, "*", lam))
-                    xp = t.op(xp, "*", self.shrink[k])
-                elif lam[2] != 0:                   # d ← d + λθ
-                    dp = t.op(dp, "+", t.op(lam, "*", xp))
+                xp, dp = self.decay(x[p], d[p], self.lam[p], e)
                 if mu[2] == 0:                      # θ ← θ − η d
                     xp = t.op(xp, "-", t.op(e, "*", dp))
                 elif self.classical:            # v ← μ v − η d; θ ← θ + v
@@ -786,6 +863,48 @@ class Optim:
                     xp = t.op(xp, "-", t.op(e, "*", dp))
                 new_x[p] = xp
         return new_x
+
+    def decay(self, xp, dp, lam, e):
+        """Weight decay λ_p with the step size e, as sgd_block and
+        adam_block apply it first: (θ_p, d_p) after it."""
+        t = self.t
+        if lam[2] != 0 and self.decoupled:      # θ ← θ(1 − ηλ)
+            k = (e[0], lam[0])
+            if k not in self.shrink:
+                self.shrink[k] = t.op(t.const(1.0), "-", t.op(e, "*", lam))
+            xp = t.op(xp, "*", self.shrink[k])
+        elif lam[2] != 0:                       # d ← d + λθ
+            dp = t.op(dp, "+", t.op(lam, "*", xp))
+        return xp, dp
+
+    def once(self, name, make):
+        """The value NAME of the trace, made once (make()): a value the C
+        computes again with the same operands, the same double."""
+        if name not in self.consts:
+            self.consts[name] = make()
+        return self.consts[name]
+
+    def adam(self, xp, dp, lam, e, n, m, v, p):
+        """Entry p of adam_block: θ_p after the block's n-th step with the
+        step size e (m, v: the state's moments by entry)."""
+        t, one = self.t, self.t.const(1.0)
+        b1, b2 = self.beta1, self.beta2
+        c1 = self.once(("1-b1",), lambda: t.op(one, "-", b1))
+        c2 = self.once(("1-b2",), lambda: t.op(one, "-", b2))
+        # step_size = η / (1 − β₁^t);  √(1 − β₂^t)
+        s = self.once(("s", e[0], n), lambda: t.op(e, "/", self.once(
+            ("bc1", n), lambda: t.op(one, "-", t.pow(b1, n)))))
+        r = self.once(("r", n), lambda: t.sqrt(self.once(
+            ("bc2", n), lambda: t.op(one, "-", t.pow(b2, n)))))
+        xp, dp = self.decay(xp, dp, lam, e)
+        zero = t.const(0.0)
+        # m ← β₁ m + (1 − β₁) d;  v ← β₂ v + (1 − β₂) d d
+        m[p] = t.op(t.op(b1, "*", m.get(p, zero)), "+", t.op(c1, "*", dp))
+        v[p] = t.op(t.op(b2, "*", v.get(p, zero)), "+",
+                    t.op(t.op(c2, "*", dp), "*", dp))
+        # θ ← θ − step_size · m / (√v / √(1 − β₂^t) + ε)
+        denom = t.op(t.op(t.sqrt(v[p]), "/", r), "+", self.eps)
+        return t.op(xp, "-", t.op(s, "*", t.op(m[p], "/", denom)))
 
 
 def accepted(spec, name, hyper, switches=(), presets=(None,), what="",

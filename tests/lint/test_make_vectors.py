@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
-the step sizes across rounds (Steps) and torch's SGD (Optim).
+the step sizes across rounds (Steps) and torch's SGD, Adam and AdamW
+(Optim).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -18,7 +19,8 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     client update (reset) where it is kept; one optimizer where Ditto,
     APFL and FedAlt have two; one step size where FedSim has two
     parameter groups; weight decay on every block whatever
-    opt.decay_scope says; no clipping.
+    opt.decay_scope says; no clipping; Adam without its bias correction
+    (β^t taken as 0); AdamW's decay coupled into d as Adam's.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -74,7 +76,7 @@ def first_step_from_zero(orig, self, i, x, d, eta, slot=0, *a, **k):
     key = (i if self.lifetime == "client" else None, slot)
     if key not in self.sets:
         self.sets[key] = ({p: self.t.const(0.0) for p in range(len(x))},
-                          {ent[0]: 1 for ent, _, _ in self.blocks})
+                          {ent[0]: 1 for ent, _, _ in self.blocks}, {})
     return orig(self, i, x, d, eta, slot, *a, **k)
 
 
@@ -120,7 +122,8 @@ CASES = [
     ("Optim: state reset", mv.Optim, "__init__",
      after_init(lambda s: setattr(s, "lifetime", "reset")),
      ["optim/fedavg-momentum-classical", "optim/ditto-momentum-client",
-      "optim/local-nesterov-clip-step-server"]),
+      "optim/local-nesterov-clip-step-server", "optim/fedavg-adamw",
+      "optim/fedavg-adam-server"]),
     ("Optim: one slot", mv.Optim, "step",
      lambda orig, self, i, x, d, eta, slot=0, *a, **k:
      orig(self, i, x, d, eta, 0, *a, **k),
@@ -140,7 +143,16 @@ CASES = [
      after_init(lambda s: setattr(s, "clip", False)),
      ["optim/fedavg-clip", "optim/local-clip-rational",
       "optim/ifca-nesterov-clip-server",
-      "optim/apfl-pfllib-clip-momentum-client"]),
+      "optim/apfl-pfllib-clip-momentum-client",
+      "optim/local-adamw-clip-step-server"]),
+    ("Adam: no bias correction", mv.Trace, "pow",
+     lambda orig, self, a, k: self.const(0.0),
+     ["optim/fedavg-adamw", "optim/fedavg-adam-server",
+      "optim/ifca-adamw-client"]),
+    ("AdamW: decay coupled", mv.Optim, "__init__",
+     after_init(lambda s: setattr(s, "decoupled", False)),
+     ["optim/fedavg-adamw", "optim/ditto-adamw-client-decay",
+      "optim/fedsim-adamw-client-decay"]),
 ]
 
 
