@@ -21,7 +21,8 @@
 #                        cppcheck, SPDX identifiers (tools/spdx.py), and
 #                        the scripts' self-tests
 #   make proofs          Frama-C WP and Coq proofs (proofs/README.md)
-#   make proofs-cache    rewrite proofs/cache/ (the provers' answers; proofs/README.md)
+#   make proofs-cache    rewrite proofs/cache/ and proofs/records/ (the provers'
+#                        answers, WP's run records; proofs/README.md)
 #   make check-torch     the PyTorch example (docs/examples/pytorch/) against
 #                        the golden vectors, its deliberate bug caught, and
 #                        through the pytest plugin once `import pflref` works
@@ -510,9 +511,10 @@ proofs:
 	@./deps.sh proofs
 	proofs/run.sh
 
-# proofs/cache/ and proofs/gappa/cache/ rewritten from nothing
-# (proofs/README.md, "The prover cache"): every goal proved and every
-# Gappa script run, then the answers an update pass adds.
+# proofs/cache/, proofs/records/ and proofs/gappa/cache/ rewritten from
+# nothing (proofs/README.md, "The prover cache", "The run records"): every
+# goal proved, every WP run made and every Gappa script run, then the
+# answers an update pass adds.
 proofs-cache:
 	@./deps.sh proofs
 	PROOFS_CACHE=rebuild proofs/run.sh

@@ -62,6 +62,13 @@
 # is read and judged as a live one would be: enclosures against the
 # stated bounds, a control's refusal).
 #
+# WP's own work (parsing, generating and simplifying the goals) is recorded
+# too: a run record (proofs/records/, below "run records") is the report of
+# a job or a control that passed, named by a digest of its preprocessed
+# translation unit, its options, limits and goal, and the tools' versions;
+# a run whose name has a record is replayed, any other runs live, under
+# the same PROOFS_CACHE.
+#
 # Exit status: 0 everything above holds; 1 otherwise; 2 a tool is missing.
 set -eu
 cd "$(dirname "$0")/.."
@@ -308,6 +315,73 @@ fi
 WHY3CONFIG="$log/why3.conf"
 export WHY3CONFIG
 
+# ---- run records (proofs/records/) ------------------------------------------
+# A record is the report of one WP run (a job, or a negative control) that
+# passed: its goal lines and the provers' lines under them, nothing else.
+# It is named by the SHA-256 of everything the run's verdicts depend on:
+# the translation unit as Frama-C's preprocessor makes it (its command,
+# below: the file, every header it includes, Frama-C's own libc, GSL's
+# headers, comments and so the ACSL kept), the WP options, the functions,
+# the provers' limits, the control's goal, and the versions of Frama-C,
+# Why3, the provers and gcc.  The same name is the same question put to
+# the same tools, which answer it the same on every machine (the step
+# limits), so a record stands in for the run; a run with no record runs
+# live.  PROOFS_CACHE chooses as for the prover cache: replay reads the
+# records, update reads them and records the passing runs it made live,
+# rebuild runs everything live and replaces the folder when the whole run
+# passed, none neither reads nor writes them.  The crash self-test and
+# PROOFS_SHOW_NEGATIVE never use them.
+RECORDS=proofs/records
+FRAMAC_SHARE=$(frama-c -print-share-path)
+TOOLS="$(frama-c -version 2>&1 | head -n 1); $(why3 --version 2>&1 | head -n 1); gcc $(gcc -dumpfullversion)"
+
+# records_read: whether this run replays records; records_dir: the folder
+# this run writes records into ("" for none).
+records_read() {
+    [ -z "${PROOFS_SHOW_NEGATIVE:-}" ] || return 1
+    case "$CACHE_MODE" in replay|update) return 0 ;; esac
+    return 1
+}
+records_dir() {
+    [ -z "${PROOFS_SHOW_NEGATIVE:-}" ] || return 0
+    case "$CACHE_MODE" in
+        update) printf '%s' "$RECORDS" ;;
+        rebuild) printf '%s' "$log/records" ;;
+    esac
+}
+
+# cvc4_limit: CVC4's step limit in the Why3 configuration WP reads now.
+cvc4_limit() {
+    sed -n 's/^command_steps = .*cvc4.* --rlimit=\([0-9][0-9]*\) .*/\1/p' "$WHY3CONFIG" |
+        head -n 1
+}
+
+# record_name FILE RUN: the record's name for a WP run RUN (its options,
+# functions, limits and goal) of FILE.  Frama-C's preprocessing command
+# (frama-c -kernel-msg-key pp prints it), with -P: no line markers, which
+# name the file's folder (a control's is temporary).
+record_name() {
+    # shellcheck disable=SC2086
+    { printf '%s\n%s\n%s\n' "$CACHE_KEY" "$TOOLS" "$2"
+      gcc -E -C -P -dD -I. -I"$FRAMAC_SHARE/libc" -D__FRAMAC__ \
+          -D__FC_MACHDEP_X86_64 -nostdinc -m64 $CPP "$1" 2>&1
+    } | sha256sum | cut -c1-64
+}
+
+# record_keep OUT TITLE: OUT, the output of a WP run that passed, becomes
+# its record (when this run writes records and OUT was run live).
+record_keep() {
+    dir=$(records_dir)
+    [ -n "$dir" ] && [ -f "$1.key" ] || return 0
+    rec=$(cat "$1.key")
+    mkdir -p "$dir"
+    { printf '# %s\n' "$2"
+      grep -E '^\[wp\] \[[^]]*\] Goal |^\[wp\] Proved goals:|^  [^ :][^:]*: [A-Z]' "$1"
+    } >"$dir/$rec.tmp.$$"
+    mv "$dir/$rec.tmp.$$" "$dir/$rec"
+    echo recorded >>"$log/records.log"
+}
+
 # wp FILE KIND FUNCTIONS OUT [PROPERTIES [GOAL]]: run WP, output in OUT;
 # PROPERTIES (-wp-prop's syntax) narrows the goals to those properties;
 # with GOAL, WP stops once it has reported GOAL (a negative control reads
@@ -328,6 +402,18 @@ wp() {
     fi
     fct="-wp-fct $3"
     [ "$2" != lemmas ] || fct=""
+    # The run record of this WP run (below), replayed when there is one
+    rm -f "$4.key"
+    if records_read || [ -n "$(records_dir)" ]; then
+        rec=$(record_name "$1" "$opts | $fct | ${z3_limit:-$Z3_STEPS} $(cvc4_limit) | ${6:-}")
+        if records_read && [ -f "$RECORDS/$rec" ]; then
+            cp "$RECORDS/$rec" "$4"
+            echo replayed >>"$log/records.log"
+            return
+        fi
+        printf '%s\n' "$rec" >"$4.key"
+        echo live >>"$log/records.log"
+    fi
     if [ -z "${6:-}" ]; then
         # shellcheck disable=SC2086
         nice frama-c -variadic-no-translation -cpp-extra-args="$CPP" \
@@ -454,6 +540,8 @@ prove_job() {
             grep -E "Unknown|Step limit|Timeout|Failed|Error|error" "$out" |
                 head -20
             echo fail >"$log/failed.$1"
+        else
+            record_keep "$out" "$file | $kind | $fns"
         fi
     }
 }
@@ -560,6 +648,8 @@ negative() {
         z3_limit=
     fi
     st=$(goal_status "$7" "$1/neg")
+    [ "$st" != caught ] || [ -n "${PROOFS_SHOW_NEGATIVE:-}" ] ||
+        record_keep "$1/neg" "control of $2 | $3 | $4 | $7"
     [ "$st" != guard ] ||
         st="guard: a prover ran into the hang guard ($GUARD s) before its step limit"
     echo "$st"
@@ -700,6 +790,21 @@ fi
 cat "$log"/out.* 2>/dev/null | sed -n 's/^\[wp\] \[Cache\] //p' |
     tr ',' '\n' | awk -F: '{ gsub(/ /, ""); n[$1] += $2; seen = 1 }
         END { if (seen) printf "proofs: cache (%s): found %d, missed %d, updated %d prover results of the jobs\n", mode, n["found"], n["missed"], n["updated"] }' mode="$CACHE_MODE"
+# The run records: how many WP runs they answered; with rebuild, the fresh
+# records replace proofs/records/ when everything above holds.
+if [ -f "$log/records.log" ]; then
+    echo "proofs: records ($CACHE_MODE): $(grep -c '^replayed$' "$log/records.log") WP runs replayed, $(grep -c '^live$' "$log/records.log") run live, $(grep -c '^recorded$' "$log/records.log") recorded"
+fi
+if [ "$CACHE_MODE" = rebuild ]; then
+    if [ "$status" -eq 0 ]; then
+        rm -rf "$RECORDS"
+        mkdir -p "$RECORDS"
+        find "$log/records" -type f -exec cp {} "$RECORDS"/ \;
+        echo "proofs: records: $(find "$RECORDS" -type f | wc -l) records written to $RECORDS"
+    else
+        echo "proofs: records: not written (the run failed)"
+    fi
+fi
 if [ "$CACHE_MODE" = rebuild ]; then
     if [ "$status" -eq 0 ]; then
         rm -rf "$CACHE_DIR"
