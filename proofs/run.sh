@@ -370,15 +370,20 @@ record_name() {
 
 # record_keep OUT TITLE: OUT, the output of a WP run that passed, becomes
 # its record (when this run writes records and OUT was run live).
+# (Its variables are its own: the shell's are global, and a caller's dir
+# is a folder it removes.)
 record_keep() {
-    dir=$(records_dir)
-    [ -n "$dir" ] && [ -f "$1.key" ] || return 0
-    rec=$(cat "$1.key")
-    mkdir -p "$dir"
+    keep_dir=$(records_dir)
+    [ -n "$keep_dir" ] && [ -f "$1.key" ] || return 0
+    keep_name=$(cat "$1.key")
+    mkdir -p "$keep_dir"
+    # (without the times WP prints, which differ from run to run; a prover's
+    # step count, which control_limits reads, stays)
     { printf '# %s\n' "$2"
-      grep -E '^\[wp\] \[[^]]*\] Goal |^\[wp\] Proved goals:|^  [^ :][^:]*: [A-Z]' "$1"
-    } >"$dir/$rec.tmp.$$"
-    mv "$dir/$rec.tmp.$$" "$dir/$rec"
+      grep -E '^\[wp\] \[[^]]*\] Goal |^\[wp\] Proved goals:|^  [^ :][^:]*: [A-Z]' "$1" |
+          sed -E 's/ \((Qed:)?[0-9]+(\.[0-9]+)?m?s\)//g'
+    } >"$keep_dir/$keep_name.tmp.$$"
+    mv "$keep_dir/$keep_name.tmp.$$" "$keep_dir/$keep_name"
     echo recorded >>"$log/records.log"
 }
 
@@ -405,13 +410,13 @@ wp() {
     # The run record of this WP run (below), replayed when there is one
     rm -f "$4.key"
     if records_read || [ -n "$(records_dir)" ]; then
-        rec=$(record_name "$1" "$opts | $fct | ${z3_limit:-$Z3_STEPS} $(cvc4_limit) | ${6:-}")
-        if records_read && [ -f "$RECORDS/$rec" ]; then
-            cp "$RECORDS/$rec" "$4"
+        wp_record=$(record_name "$1" "$opts | $fct | ${z3_limit:-$Z3_STEPS} $(cvc4_limit) | ${6:-}")
+        if records_read && [ -f "$RECORDS/$wp_record" ]; then
+            cp "$RECORDS/$wp_record" "$4"
             echo replayed >>"$log/records.log"
             return
         fi
-        printf '%s\n' "$rec" >"$4.key"
+        printf '%s\n' "$wp_record" >"$4.key"
         echo live >>"$log/records.log"
     fi
     if [ -z "${6:-}" ]; then
@@ -798,7 +803,7 @@ fi
 if [ "$CACHE_MODE" = rebuild ]; then
     if [ "$status" -eq 0 ]; then
         rm -rf "$RECORDS"
-        mkdir -p "$RECORDS"
+        mkdir -p "$RECORDS" "$log/records"
         find "$log/records" -type f -exec cp {} "$RECORDS"/ \;
         echo "proofs: records: $(find "$RECORDS" -type f | wc -l) records written to $RECORDS"
     else
