@@ -3,8 +3,8 @@
    is one of the standard library's own for the reals (and the excluded
    middle that Coquelicot's derivatives use): no unfinished proof and no
    assumption of our own. *)
-From Pflref Require Import PFedMeInner Sampling Pflego Variance Bipartition
-  PrimControl.
+From Pflref Require Import PFedMeInner ProxQuad Sampling Pflego Variance
+  Bipartition PrimControl.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -13,15 +13,34 @@ Print Assumptions inner_converges.
 Print Assumptions inner_no_contraction.
 Print Assumptions envelope_gradient.
 Print Assumptions line8_is_envelope_step.
+Print Assumptions ProxQuad.prox_gap.
+Print Assumptions ProxQuad.prox_minimises_vec.
+Print Assumptions ProxQuad.prox_unique.
+Print Assumptions ProxQuad.prox_point_c_form.
+Print Assumptions ProxQuad.inner_error.
+Print Assumptions ProxQuad.form_cauchy_schwarz.
+Print Assumptions ProxQuad.cocoercive.
+Print Assumptions ProxQuad.inner_contracts.
+Print Assumptions ProxQuad.inner_converges_vec.
+Print Assumptions ProxQuad.inner_window_sharp.
+Print Assumptions ProxQuad.envelope_expansion.
+Print Assumptions ProxQuad.envelope_gradient_vec.
+Print Assumptions ProxQuad.line8_is_envelope_step_vec.
 Print Assumptions card_containing.
 Print Assumptions inclusion_probability.
 Print Assumptions unbiased.
 Print Assumptions without_alpha.
 Print Assumptions biased_unless_equal.
+Print Assumptions unbiased_head.
+Print Assumptions unbiased_vec.
+Print Assumptions unbiased_head_vec.
+Print Assumptions proposition1.
 Print Assumptions card_containing2.
 Print Assumptions count_pair.
 Print Assumptions sample_mean_unbiased.
 Print Assumptions sample_mean_variance.
+Print Assumptions sample_mean_unbiased_vec.
+Print Assumptions sample_mean_variance_vec.
 Print Assumptions crossing_edge.
 Print Assumptions cross_after.
 Print Assumptions bipartition_optimal.

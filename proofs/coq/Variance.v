@@ -8,11 +8,16 @@
      "E‖(1/m) Σ_{i∈S} x_i − x̄‖² = ((n − m)/(m(n − 1))) · σ²",
    i.e. (σ²/m)(n − m)/(n − 1), the finite-population correction.
 
-   Proved (scalars; a vector's squared norm is the sum over coordinates):
+   Proved:
      - card_containing2: C(n−2, m) of the (m+2)-subsets contain two given
        clients, so P(i, j ∈ S) = m(m−1)/(n(n−1));
-     - sample_mean_unbiased: E[(1/m) Σ_{i∈S} x_i] = x̄;
-     - sample_mean_variance: the statement above.
+     - sample_mean_unbiased: E[(1/m) Σ_{i∈S} x_i] = x̄, for scalars x_i;
+     - sample_mean_variance: the statement above, for scalars x_i;
+     - sample_mean_unbiased_vec, sample_mean_variance_vec: both for vectors
+       x_i ∈ ℝ^d (x : T -> 'I_d -> R), x̄ taken per coordinate and
+       ‖v‖² = Σ_k v_k², so σ² = (1/n) Σ_i ‖x_i − x̄‖²; from the scalar ones
+       coordinate by coordinate (the expectation's sum over samples
+       exchanged with the sum over k).
 
    C code it justifies: pflref_sampler_choose (ref/sampling/sampler.c),
    whose uniform m-subsets feed the sampled aggregations of
@@ -291,3 +296,65 @@ field; lra.
 Qed.
 
 End Variance.
+
+(* Vectors in ℝ^d, coordinate by coordinate: client i's value is
+   x_i : 'I_d -> R and ‖v‖² = Σ_k v_k². *)
+Section VarianceVec.
+
+Variable T : finType.                  (* the n clients *)
+Variable m : nat.                      (* the sample size *)
+Hypotheses (m_pos : (0 < m)%N) (m_le : (m <= #|T|)%N) (n2 : (1 < #|T|)%N).
+Variable d : nat.                      (* the dimension *)
+Variable x : T -> 'I_d -> R.           (* one vector per client *)
+
+(* ‖v‖² = Σ_k v_k². *)
+Definition sqnorm (v : 'I_d -> R) := \big[Rplus/0]_(k : 'I_d) v k ^ 2.
+
+(* x̄, (1/m) Σ_{i∈S} x_i: the scalar ones in each coordinate k. *)
+Definition mean_vec (k : 'I_d) := mean (fun i => x i k).
+Definition sample_mean_vec (S : {set T}) (k : 'I_d) :=
+  sample_mean m (fun i => x i k) S.
+(* σ² = (1/n) Σ_i ‖x_i − x̄‖². *)
+Definition sigma2_vec :=
+  / nR T * \big[Rplus/0]_(i : T) sqnorm (fun k => x i k - mean_vec k).
+
+(* σ² is the sum over coordinates of the scalar variances. *)
+Lemma sigma2_vec_coords :
+  sigma2_vec = \big[Rplus/0]_(k : 'I_d) sigma2 (fun i => x i k).
+Proof.
+rewrite /sigma2_vec /sqnorm exchange_big -sumR_scale.
+by apply: eq_bigr => k _.
+Qed.
+
+(* Lemma 21, first half, in ℝ^d: E[(1/m) Σ_{i∈S} x_i] = x̄ in every
+   coordinate. *)
+Theorem sample_mean_unbiased_vec :
+  forall k : 'I_d, expect m (fun S => sample_mean_vec S k) = mean_vec k.
+Proof.
+move=> k; exact: (sample_mean_unbiased m_pos m_le n2 (fun i => x i k)).
+Qed.
+
+(* Lemma 21, second half, in ℝ^d:
+   E‖(1/m) Σ_{i∈S} x_i − x̄‖² = ((n − m)/(m(n − 1))) σ². *)
+(* req: sampling.lemma21.var *)
+Theorem sample_mean_variance_vec :
+  expect m (fun S => sqnorm (fun k => sample_mean_vec S k - mean_vec k)) =
+  sigma2_vec / INR m * (nR T - INR m) / (nR T - 1).
+Proof.
+(* E Σ_k = Σ_k E: exchange the sum over draws with the sum over k *)
+have -> : expect m (fun S => sqnorm (fun k => sample_mean_vec S k - mean_vec k)) =
+          \big[Rplus/0]_(k : 'I_d)
+            expect m (fun S => (sample_mean_vec S k - mean_vec k) ^ 2).
+  rewrite /expect /sqnorm exchange_big -sumR_scale.
+  by apply: eq_bigr => k _.
+rewrite (eq_bigr (fun k => (/ INR m * (nR T - INR m) / (nR T - 1)) *
+                           sigma2 (fun i => x i k))); last first.
+  move=> k _; rewrite /sample_mean_vec /mean_vec.
+  rewrite (sample_mean_variance m_pos m_le n2 (fun i => x i k)).
+  by rewrite /Rdiv; ring.
+rewrite (sumR_scale predT) sigma2_vec_coords /Rdiv.
+move: (\big[Rplus/0]_(k < d) sigma2 (fun i => x i k)) => s.
+ring.
+Qed.
+
+End VarianceVec.
