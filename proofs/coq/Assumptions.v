@@ -26,6 +26,9 @@ Print Assumptions ProxQuad.inner_window_sharp.
 Print Assumptions ProxQuad.envelope_expansion.
 Print Assumptions ProxQuad.envelope_gradient_vec.
 Print Assumptions ProxQuad.line8_is_envelope_step_vec.
+Print Assumptions ProxQuad.prox_minimises_convex.
+Print Assumptions ProxQuad.envelope_expansion_convex.
+Print Assumptions ProxQuad.envelope_gradient_convex.
 Print Assumptions card_containing.
 Print Assumptions inclusion_probability.
 Print Assumptions unbiased.

@@ -39,6 +39,11 @@
        for f convex (μ ≥ 0) and λ > 0, F(w + v) = F(w) + ⟨λ(w − θ̂(w)), v⟩
        + R with 0 ≤ R ≤ (λ/2)‖v‖², so F is differentiable with gradient
        λ(w − θ̂(w)) (eq. (4)) and line 8 is a gradient step on F.
+     - prox_minimises_convex, envelope_expansion_convex,
+       envelope_gradient_convex: the last two for every convex f on ℝ^d
+       (f(y) ≥ f(x) + ⟨∇f(x), y − x⟩) and θ̂ given by its first-order
+       condition ∇f(θ̂) + λ(θ̂ − w) = 0: h(θ) ≥ h(θ̂) + (λ/2)‖θ − θ̂‖², and
+       the same expansion of F, so ∇F(w) = λ(w − θ̂(w)) for convex f too.
    The official code's extra term μ_off θ in line 7 (pfedme.mu) is the same
    loop with A + μ_off I for A.
 
@@ -635,3 +640,117 @@ Corollary line8_is_envelope_step_vec w eta_w :
 Proof. by apply: vec_eq => i; rewrite /grad_env; coords; ring. Qed.
 
 End Quadratic.
+
+(* A tactic does not outlive its section: `coords` again, for the next. *)
+Ltac coords := repeat (first [rewrite vadd_i | rewrite vsub_i | rewrite vscal_i]).
+
+(* ---- eq. (3)-(4) for every convex f ---- *)
+
+(* The same statements for any convex f on ℝ^d with gradient ∇f, given
+   through the first-order characterisation of convexity,
+   f(y) ≥ f(x) + ⟨∇f(x), y − x⟩, and θ̂(w) through its first-order
+   condition ∇f(θ̂) + λ(θ̂ − w) = 0 (Dinh et al., Proposition 1 / eq. (4),
+   for convex f_i).  No derivative is taken: the gradient of F comes out of
+   the two-sided bound of envelope_expansion_convex. *)
+Section Convex.
+
+Variable d : nat.
+Variable f : vec d -> R.
+Variable grad_f : vec d -> vec d.
+Hypothesis f_convex : forall x y, f x + dot (grad_f x) (vsub y x) <= f y.
+Variable lam : R.                      (* λ > 0 *)
+Hypothesis lam_pos : 0 < lam.
+Variable prox : vec d -> vec d.        (* θ̂(·) *)
+Hypothesis prox_foc :
+  forall w i, grad_f (prox w) i + lam * (prox w i - w i) = 0.
+
+Definition hc (w th : vec d) : R := f th + lam / 2 * dot (vsub th w) (vsub th w).
+Definition envelope_c (w : vec d) : R := hc w (prox w).
+
+Lemma grad_at_prox w z :
+  dot (grad_f (prox w)) z = lam * (dot w z - dot (prox w) z).
+Proof.
+rewrite -dot_subl -dot_scall; apply: sum_ext => i; coords.
+by have := prox_foc w i; move=> H; congr (_ * _); lra.
+Qed.
+
+(* θ̂(w) minimises h(·; w), with growth λ/2: h(θ) ≥ h(θ̂) + (λ/2)‖θ − θ̂‖². *)
+(* req: pfedme.eq3, prox.eq3 *)
+Theorem prox_minimises_convex w th :
+  hc w (prox w) + lam / 2 * dot (vsub th (prox w)) (vsub th (prox w)) <= hc w th.
+Proof.
+set p := prox w; set e := vsub th p.
+have Hc := f_convex p th; rewrite -/e grad_at_prox -/p in Hc.
+have Ht : vsub th w = vadd (vsub p w) e.
+  by apply: vec_eq => i; rewrite /e; coords; ring.
+rewrite /hc Ht dot_addl !dot_addr (dot_sym e (vsub p w)) (dot_subl p w e).
+lra.
+Qed.
+
+(* F(w + v) = F(w) + ⟨λ(w − θ̂(w)), v⟩ + R with 0 ≤ R ≤ (λ/2)‖v‖². *)
+Theorem envelope_expansion_convex w v :
+  0 <= envelope_c (vadd w v) - envelope_c w
+       - dot (vscal lam (vsub w (prox w))) v <= lam / 2 * dot v v.
+Proof.
+set p := prox w; set u := vsub (prox (vadd w v)) p.
+have Hp' : prox (vadd w v) = vadd p u by exact: add_sub.
+have G : dot (vscal lam (vsub w p)) v = lam * (dot w v - dot p v)
+  by rewrite dot_scall dot_subl.
+(* upper: F(w + v) ≤ h(θ̂(w); w + v) *)
+have Up := prox_minimises_convex (vadd w v) p.
+have Hn := dot_self_nonneg (vsub p (prox (vadd w v))).
+have Hs1 : vsub p (vadd w v) = vsub (vsub p w) v.
+  by apply: vec_eq => i; coords; ring.
+have E1 : dot (vsub p (vadd w v)) (vsub p (vadd w v)) =
+          dot (vsub p w) (vsub p w) - 2 * (dot p v - dot w v) + dot v v.
+  rewrite Hs1 (dot_subl (vsub p w) v) (dot_subr (vsub p w) v (vsub p w)).
+  rewrite (dot_subr (vsub p w) v v) (dot_sym v (vsub p w)) (dot_subl p w v); ring.
+(* lower: convexity at θ̂(w), towards θ̂(w + v) *)
+have Lo := f_convex p (vadd p u).
+rewrite grad_at_prox -/p in Lo.
+have Hu : vsub (vadd p u) p = u by apply: vec_eq => i; coords; ring.
+rewrite Hu in Lo.
+have Hs2 : vsub (vadd p u) (vadd w v) = vadd (vsub p w) (vsub u v).
+  by apply: vec_eq => i; coords; ring.
+have E2 : dot (vadd (vsub p w) (vsub u v)) (vadd (vsub p w) (vsub u v)) =
+          dot (vsub p w) (vsub p w)
+          + 2 * (dot p u - dot p v - dot w u + dot w v)
+          + dot (vsub u v) (vsub u v).
+  rewrite dot_addl !dot_addr (dot_sym (vsub u v) (vsub p w)).
+  by rewrite (dot_subl p w (vsub u v)) (dot_subr u v p) (dot_subr u v w); ring.
+have Luv : 0 <= lam * dot (vsub u v) (vsub u v)
+  by apply: Rmult_le_pos; [lra | exact: dot_self_nonneg].
+have Lp : 0 <= lam * dot (vsub p (prox (vadd w v))) (vsub p (prox (vadd w v)))
+  by apply: Rmult_le_pos; [lra | exact: Hn].
+rewrite /envelope_c -/p G; rewrite /hc -/p in Up *.
+rewrite Hp' in Lp Up; rewrite E1 Hs2 E2 in Up; rewrite Hp' Hs2 E2.
+split; lra.
+Qed.
+
+(* F is differentiable with gradient λ(w − θ̂(w)) (eq. (4)). *)
+(* req: pfedme.moreau_grad, pfedme.alg1.l8 *)
+Theorem envelope_gradient_convex w :
+  forall eps, 0 < eps -> exists delta, 0 < delta /\
+    forall v, sqrt (dot v v) < delta ->
+      Rabs (envelope_c (vadd w v) - envelope_c w
+            - dot (vscal lam (vsub w (prox w))) v)
+      <= eps * sqrt (dot v v).
+Proof.
+move=> eps Heps; exists (2 * eps / lam); split.
+  by apply: Rdiv_lt_0_compat; lra.
+move=> v Hv.
+have [R0 R1] := envelope_expansion_convex w v.
+set n := sqrt (dot v v) in Hv *.
+have Hn : 0 <= n by exact: sqrt_pos.
+have Hvv : dot v v = n * n by rewrite /n sqrt_sqrt //; exact: dot_self_nonneg.
+rewrite Hvv in R1; rewrite Rabs_pos_eq //.
+have Hnl : n * lam < 2 * eps.
+  have : n * lam < 2 * eps / lam * lam by apply: Rmult_lt_compat_r.
+  by have -> : 2 * eps / lam * lam = 2 * eps by field; lra.
+have : lam / 2 * (n * n) <= eps * n.
+  have -> : lam / 2 * (n * n) = (n * lam) / 2 * n by field.
+  by apply: Rmult_le_compat_r => //; lra.
+lra.
+Qed.
+
+End Convex.
