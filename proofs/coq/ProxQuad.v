@@ -1,5 +1,5 @@
 (* proofs/coq/ProxQuad.v: pFedMe's inner problem on a d-dimensional
-   strongly convex quadratic.
+   strongly convex quadratic, and its envelope for every convex f.
 
    Paper.  C. T. Dinh, N. H. Tran, T. D. Nguyen, "Personalized Federated
    Learning with Moreau Envelopes", NeurIPS 2020, arXiv:2006.08848,
@@ -38,9 +38,10 @@
      - envelope_expansion, envelope_gradient_vec, line8_is_envelope_step_vec:
        for f convex (μ ≥ 0) and λ > 0, F(w + v) = F(w) + ⟨λ(w − θ̂(w)), v⟩
        + R with 0 ≤ R ≤ (λ/2)‖v‖², so F is differentiable with gradient
-       λ(w − θ̂(w)) (eq. (4)) and line 8 is a gradient step on F.
+       λ(w − θ̂(w)) (eq. (4)) and line 8 is a gradient step on F;
      - prox_minimises_convex, envelope_expansion_convex,
-       envelope_gradient_convex: the last two for every convex f on ℝ^d
+       envelope_gradient_convex: eq. (3)'s minimiser and eq. (4)'s
+       gradient for every convex f on ℝ^d
        (f(y) ≥ f(x) + ⟨∇f(x), y − x⟩) and θ̂ given by its first-order
        condition ∇f(θ̂) + λ(θ̂ − w) = 0: h(θ) ≥ h(θ̂) + (λ/2)‖θ − θ̂‖², and
        the same expansion of F, so ∇F(w) = λ(w − θ̂(w)) for convex f too.
@@ -54,7 +55,7 @@
    far each link reaches.  Vectors are functions 'I_d -> R and A a function
    'I_d -> 'I_d -> R; sums are mathcomp's big sums. *)
 
-From Coq Require Import Reals Lra Lia FunctionalExtensionality.
+From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From mathcomp Require Import fintype bigop.
 
@@ -161,6 +162,29 @@ Proof.
 rewrite /dot (bigD1 i) //= -{1}(Rplus_0_r (u i * u i)).
 apply: Rplus_le_compat_l; apply: (big_rec (fun x => 0 <= x)); first lra.
 by move=> j x _ Hx; move: (Rle_0_sqr (u j)); rewrite /Rsqr; lra.
+Qed.
+
+(* A remainder R(v) with 0 ≤ R(v) ≤ (c/2)‖v‖², c > 0, is o(‖v‖):
+   |R(v)| ≤ ε‖v‖ once ‖v‖ < 2ε/c.  Both envelope theorems end with it. *)
+Lemma small_remainder (c : R) (Rv : vec -> R) :
+  0 < c -> (forall v, 0 <= Rv v <= c / 2 * dot v v) ->
+  forall eps, 0 < eps -> exists delta, 0 < delta /\
+    forall v, sqrt (dot v v) < delta -> Rabs (Rv v) <= eps * sqrt (dot v v).
+Proof.
+move=> Hc HR eps Heps; exists (2 * eps / c); split.
+  by apply: Rdiv_lt_0_compat; lra.
+move=> v Hv; have [R0 R1] := HR v.
+set n := sqrt (dot v v) in Hv *.
+have Hn : 0 <= n by exact: sqrt_pos.
+have Hvv : dot v v = n * n by rewrite /n sqrt_sqrt //; exact: dot_self_nonneg.
+rewrite Hvv in R1; rewrite Rabs_pos_eq //.
+have Hnc : n * c < 2 * eps.
+  have : n * c < 2 * eps / c * c by apply: Rmult_lt_compat_r.
+  by have -> : 2 * eps / c * c = 2 * eps by field; lra.
+have : c / 2 * (n * n) <= eps * n.
+  have -> : c / 2 * (n * n) = (n * c) / 2 * n by field.
+  by apply: Rmult_le_compat_r => //; lra.
+lra.
 Qed.
 
 Variable A : 'I_d -> 'I_d -> R.
@@ -617,21 +641,8 @@ Theorem envelope_gradient_vec w :
       Rabs (envelope (vadd w v) - envelope w - dot (grad_env w) v)
       <= eps * sqrt (dot v v).
 Proof.
-move=> Hpsd Hlam eps Heps; exists (2 * eps / lam); split.
-  by apply: Rdiv_lt_0_compat; lra.
-move=> v Hv.
-have [R0 R1] := envelope_expansion w v Hpsd (Rlt_le _ _ Hlam).
-set n := sqrt (dot v v) in Hv *.
-have Hn : 0 <= n by exact: sqrt_pos.
-have Hvv : dot v v = n * n by rewrite /n sqrt_sqrt //; exact: dot_self_nonneg.
-rewrite Hvv in R1; rewrite Rabs_pos_eq //.
-have Hnl : n * lam < 2 * eps.
-  have : n * lam < 2 * eps / lam * lam by apply: Rmult_lt_compat_r.
-  by have -> : 2 * eps / lam * lam = 2 * eps by field; lra.
-have : lam / 2 * (n * n) <= eps * n.
-  have -> : lam / 2 * (n * n) = (n * lam) / 2 * n by field.
-  by apply: Rmult_le_compat_r => //; lra.
-lra.
+move=> Hpsd Hlam; apply: (small_remainder Hlam) => v.
+exact: envelope_expansion w v Hpsd (Rlt_le _ _ Hlam).
 Qed.
 
 (* Line 8, w − ηλ(w − θ̂(w)), is the gradient step w − η ∇F(w). *)
@@ -736,21 +747,7 @@ Theorem envelope_gradient_convex w :
             - dot (vscal lam (vsub w (prox w))) v)
       <= eps * sqrt (dot v v).
 Proof.
-move=> eps Heps; exists (2 * eps / lam); split.
-  by apply: Rdiv_lt_0_compat; lra.
-move=> v Hv.
-have [R0 R1] := envelope_expansion_convex w v.
-set n := sqrt (dot v v) in Hv *.
-have Hn : 0 <= n by exact: sqrt_pos.
-have Hvv : dot v v = n * n by rewrite /n sqrt_sqrt //; exact: dot_self_nonneg.
-rewrite Hvv in R1; rewrite Rabs_pos_eq //.
-have Hnl : n * lam < 2 * eps.
-  have : n * lam < 2 * eps / lam * lam by apply: Rmult_lt_compat_r.
-  by have -> : 2 * eps / lam * lam = 2 * eps by field; lra.
-have : lam / 2 * (n * n) <= eps * n.
-  have -> : lam / 2 * (n * n) = (n * lam) / 2 * n by field.
-  by apply: Rmult_le_compat_r => //; lra.
-lra.
+by apply: (small_remainder lam_pos) => v; exact: envelope_expansion_convex.
 Qed.
 
 End Convex.
