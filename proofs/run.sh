@@ -166,6 +166,21 @@ cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,spl
 cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'
 
 # ---- 0. Gappa: the floating-point bounds -----------------------------------
+# install_fresh LABEL NEW DEST PATTERN WHAT FAILED: after PROOFS_CACHE=rebuild,
+# replace the folder DEST by NEW's files named PATTERN (a `find -name`
+# pattern) when FAILED is 0, and say how many WHAT it wrote; otherwise keep
+# DEST and say why not.
+install_fresh() {
+    if [ "$6" -eq 0 ]; then
+        rm -rf "$3"
+        mkdir -p "$3" "$2"
+        find "$2" -type f -name "$4" -exec cp {} "$3"/ \;
+        echo "proofs: $1: $(find "$3" -type f -name "$4" | wc -l) $5 written to $3"
+    else
+        echo "proofs: $1: not written (the run failed)"
+    fi
+}
+
 # gappa_step: prints one line per script and per control; fails (returns 1)
 # when a script does not prove, a control proves, or a script is stale.
 # The scripts run on WORKERS workers (proofs/gappa/check_one.sh each), their
@@ -209,16 +224,8 @@ gappa_step() {
     done <"$glog/list"
     # scripts and controls alike: one line each in $glog/answers
     echo "proofs: gappa: cache ($CACHE_MODE): found $(grep -c '^found$' "$glog/answers"), missed $(grep -c '^missed$' "$glog/answers"), written $(grep -c '^written$' "$glog/answers") answers"
-    if [ "$CACHE_MODE" = rebuild ]; then
-        if [ "$gst" -eq 0 ]; then
-            rm -rf "$GAPPA_CACHE"
-            mkdir -p "$GAPPA_CACHE"
-            find "$glog/cache" -name '*.json' -exec cp {} "$GAPPA_CACHE"/ \;
-            echo "proofs: gappa: cache: $(find "$GAPPA_CACHE" -name '*.json' | wc -l) answers written to $GAPPA_CACHE"
-        else
-            echo "proofs: gappa: cache: not written (the step failed)"
-        fi
-    fi
+    [ "$CACHE_MODE" != rebuild ] ||
+        install_fresh "gappa: cache" "$glog/cache" "$GAPPA_CACHE" '*.json' answers "$gst"
     unset GAPPA_CACHE_READ GAPPA_CACHE_WRITE GAPPA_CACHE_LOG
     rm -rf "$glog"
     return $gst
@@ -801,25 +808,9 @@ if [ -f "$log/records.log" ]; then
     echo "proofs: records ($CACHE_MODE): $(grep -c '^replayed$' "$log/records.log") WP runs replayed, $(grep -c '^live$' "$log/records.log") run live, $(grep -c '^recorded$' "$log/records.log") recorded"
 fi
 if [ "$CACHE_MODE" = rebuild ]; then
-    if [ "$status" -eq 0 ]; then
-        rm -rf "$RECORDS"
-        mkdir -p "$RECORDS" "$log/records"
-        find "$log/records" -type f -exec cp {} "$RECORDS"/ \;
-        echo "proofs: records: $(find "$RECORDS" -type f | wc -l) records written to $RECORDS"
-    else
-        echo "proofs: records: not written (the run failed)"
-    fi
-fi
-if [ "$CACHE_MODE" = rebuild ]; then
-    if [ "$status" -eq 0 ]; then
-        rm -rf "$CACHE_DIR"
-        mkdir -p "$CACHE_DIR"
-        find "$CACHE_NEW" -name '*.json' -exec cp {} "$CACHE_DIR"/ \;
-        printf '%s\n' "$CACHE_KEY" >"$CACHE_DIR/LIMITS"
-        echo "proofs: cache: $(find "$CACHE_DIR" -name '*.json' | wc -l) prover results written to $CACHE_DIR"
-    else
-        echo "proofs: cache: not written (the run failed)"
-    fi
+    install_fresh records "$log/records" "$RECORDS" '*' records "$status"
+    install_fresh cache "$CACHE_NEW" "$CACHE_DIR" '*.json' "prover results" "$status"
+    [ "$status" -ne 0 ] || printf '%s\n' "$CACHE_KEY" >"$CACHE_DIR/LIMITS"
 fi
 
 # ---- 3. Coq ----------------------------------------------------------------
