@@ -165,7 +165,7 @@ ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,serv
 cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,emit_similarity,test_cluster,apply_updates,cfl_round_with
 cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'
 
-# ---- 0. Gappa: the floating-point bounds -----------------------------------
+# ---- the rebuilt caches ----------------------------------------------------
 # install_fresh LABEL NEW DEST PATTERN WHAT FAILED: after PROOFS_CACHE=rebuild,
 # replace the folder DEST by NEW's files named PATTERN (a `find -name`
 # pattern) when FAILED is 0, and say how many WHAT it wrote; otherwise keep
@@ -181,6 +181,7 @@ install_fresh() {
     fi
 }
 
+# ---- 0. Gappa: the floating-point bounds -----------------------------------
 # gappa_step: prints one line per script and per control; fails (returns 1)
 # when a script does not prove, a control proves, or a script is stale.
 # The scripts run on WORKERS workers (proofs/gappa/check_one.sh each), their
