@@ -23,6 +23,9 @@ Print Assumptions ProxQuad.cocoercive.
 Print Assumptions ProxQuad.inner_contracts.
 Print Assumptions ProxQuad.inner_converges_vec.
 Print Assumptions ProxQuad.inner_window_sharp.
+Print Assumptions ProxQuad.inner_cauchy.
+Print Assumptions ProxQuad.prox_point_exists.
+Print Assumptions ProxQuad.prox_map_exists.
 Print Assumptions ProxQuad.envelope_expansion.
 Print Assumptions ProxQuad.envelope_gradient_vec.
 Print Assumptions ProxQuad.line8_is_envelope_step_vec.

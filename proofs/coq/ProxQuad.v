@@ -15,9 +15,8 @@
    Here f(θ) = ½⟨Aθ, θ⟩ − ⟨b, θ⟩ with A a symmetric d×d matrix,
    μ‖x‖² ≤ ⟨Ax, x⟩ ≤ L‖x‖² for all x, and B = A + λI, the Hessian of h.
    The proximal point is any θ̂ with (A + λI) θ̂ = b + λw, h's first-order
-   condition (`normal`; for μ + λ > 0 it has exactly one solution, which
-   `prox_unique` shows; that it has one is the invertibility of the
-   positive definite B, which the C computes, and is taken as given).
+   condition (`normal`; for μ + λ > 0 it has exactly one solution:
+   `prox_unique`, and `prox_point_exists` below).
    Proved:
      - prox_gap, prox_minimises_vec, prox_unique: h(θ) − h(θ̂) =
        ½⟨B(θ − θ̂), θ − θ̂⟩ ≥ ((μ + λ)/2)‖θ − θ̂‖², so θ̂ is the unique
@@ -32,6 +31,10 @@
        μ + λ > 0, ‖θ_k − θ̂‖² ≤ ρ^k ‖θ_0 − θ̂‖² with
        ρ = 1 − η_p (μ + λ)(2 − η_p (L + λ)) ∈ [0, 1), so every coordinate
        of θ_k converges to θ̂'s;
+     - inner_cauchy, prox_point_exists, prox_map_exists: in that window
+       each coordinate of θ_k is a Cauchy sequence, and its limit (ℝ is
+       complete) meets the first-order condition, so θ̂(w) exists for every
+       w (no matrix inverse is needed: the loop itself builds it);
      - inner_window_sharp: if L is attained (Ax = Lx for some x ≠ 0) and
        η_p is outside that window, the loop started at θ̂ + x never comes
        closer to θ̂: the window of PFedMeInner.window_iff, for d dimensions;
@@ -185,6 +188,25 @@ have : c / 2 * (n * n) <= eps * n.
   have -> : c / 2 * (n * n) = (n * c) / 2 * n by field.
   by apply: Rmult_le_compat_r => //; lra.
 lra.
+Qed.
+
+(* Limits pass through the finite sums. *)
+Lemma cv_const (a : R) : Un_cv (fun _ => a) a.
+Proof. by move=> eps Heps; exists O => n _; rewrite /R_dist Rminus_diag_eq // Rabs_R0. Qed.
+
+Lemma sum_cv (F : 'I_d -> nat -> R) (G : 'I_d -> R) :
+  (forall j, Un_cv (F j) (G j)) ->
+  Un_cv (fun k => \big[Rplus/0]_(j < d) F j k) (\big[Rplus/0]_(j < d) G j).
+Proof.
+move=> H.
+pose op1 := fun (f g : nat -> R) (k : nat) => f k + g k.
+have E : (fun k => \big[Rplus/0]_(j < d) F j k) = \big[op1/(fun _ => 0)]_(j < d) F j.
+  apply: functional_extensionality => k.
+  apply: (big_ind2 (fun (t : R) (f : nat -> R) => t = f k)) => //.
+  by move=> a f c g -> ->.
+rewrite E; apply: (big_ind2 (fun (f : nat -> R) (t : R) => Un_cv f t)) => //.
+  exact: cv_const.
+by move=> f a g c Hf Hg; apply: CV_plus.
 Qed.
 
 Variable A : 'I_d -> 'I_d -> R.
@@ -574,10 +596,163 @@ have : 1 * dot x x <= q ^ k * q ^ k * dot x x by apply: Rmult_le_compat_r.
 lra.
 Qed.
 
+(* ---- the proximal point exists: the loop's limit ---- *)
+
+(* Two runs of line 7 from x and from y differ by (I − η_p B)(x − y). *)
+Lemma step_diff w x y : vsub (step w x) (step w y) = err_step (vsub x y).
+Proof.
+apply: vec_eq => i; rewrite /err_step /Bop mv_sub /step; coords; ring.
+Qed.
+
+Section Limit.
+
+Variables (mu L : R) (w th0 : vec).
+Hypotheses (Hmu : forall z, mu * dot z z <= dot (mv A z) z)
+           (HL : forall z, dot (mv A z) z <= L * dot z z)
+           (Hm : 0 < mu + lam) (HmL : mu <= L) (Hw : 0 < eta < 2 / (L + lam)).
+
+Let u k := inner w th0 k.
+Let D0 := dot (vsub (u 1) (u 0)) (vsub (u 1) (u 0)).
+Let s := sqrt (rho mu L).
+Let c := sqrt D0.
+
+(* ‖θ_{k+1} − θ_k‖² ≤ ρ^k ‖θ_1 − θ_0‖² *)
+Lemma diff_bound k :
+  dot (vsub (u k.+1) (u k)) (vsub (u k.+1) (u k)) <= rho mu L ^ k * D0.
+Proof.
+have [R0 R1] := rho_bounds Hm HmL Hw.
+elim: k => [| k IH]; first by rewrite /= Rmult_1_l; exact: Rle_refl.
+rewrite /u /= -/(u k.+1) -/(u k) in IH *.
+have -> : step w (step w (u k)) = step w (u k.+1) by [].
+rewrite step_diff.
+apply: (Rle_trans _ _ _ (step_contracts _ Hmu HL Hm HmL Hw)).
+by rewrite Rmult_assoc; apply: Rmult_le_compat_l.
+Qed.
+
+Lemma s_bounds : 0 <= s < 1.
+Proof.
+have [R0 R1] := rho_bounds Hm HmL Hw.
+split; first exact: sqrt_pos.
+by rewrite -sqrt_1; apply: sqrt_lt_1_alt; lra.
+Qed.
+
+(* |θ_{k+1,i} − θ_{k,i}| ≤ s^k c, s = √ρ, c = ‖θ_1 − θ_0‖ *)
+Lemma coord_diff k i : Rabs (u k.+1 i - u k i) <= s ^ k * c.
+Proof.
+have [R0 R1] := rho_bounds Hm HmL Hw.
+have Hs : s * s = rho mu L by rewrite /s sqrt_sqrt.
+have Hc : c * c = D0 by rewrite /c sqrt_sqrt //; exact: dot_self_nonneg.
+have Hcp : 0 <= c by exact: sqrt_pos.
+have Hsk : 0 <= s ^ k by apply: pow_le; exact: sqrt_pos.
+have := coord_le_norm (vsub (u k.+1) (u k)) i; coords => Hi.
+have := diff_bound k; rewrite -Hs -Hc Rpow_mult_distr => Hb.
+rewrite -(Rabs_pos_eq (s ^ k * c)); last exact: Rmult_le_pos.
+apply: Rsqr_le_abs_0; rewrite /Rsqr.
+apply: (Rle_trans _ _ _ Hi); apply: (Rle_trans _ _ _ Hb); right; ring.
+Qed.
+
+(* (1 − s)|θ_{n+p,i} − θ_{n,i}| ≤ c s^n (1 − s^p) *)
+Lemma tail_bound n p i :
+  (1 - s) * Rabs (u (n + p)%nat i - u n i) <= c * s ^ n * (1 - s ^ p).
+Proof.
+have [S0 S1] := s_bounds.
+elim: p => [| p IH].
+  by rewrite addn0 (Rminus_diag_eq (u n i) (u n i)) // Rabs_R0 /=; right; ring.
+rewrite addnS; set q := (n + p)%nat.
+have T := Rabs_triang (u q.+1 i - u q i) (u q i - u n i).
+have E : u q.+1 i - u q i + (u q i - u n i) = u q.+1 i - u n i by ring.
+rewrite E in T.
+have Cd := coord_diff q i.
+have Pw : s ^ q = s ^ n * s ^ p by rewrite /q -plusE pow_add.
+rewrite Pw in Cd.
+have : (1 - s) * Rabs (u q.+1 i - u n i)
+       <= (1 - s) * (s ^ n * s ^ p * c) + (1 - s) * Rabs (u q i - u n i).
+  rewrite -Rmult_plus_distr_l; apply: Rmult_le_compat_l; lra.
+move=> H; apply: (Rle_trans _ _ _ H).
+have -> : c * s ^ n * (1 - s ^ p.+1) = (1 - s) * (s ^ n * s ^ p * c) + c * s ^ n * (1 - s ^ p)
+  by rewrite /=; ring.
+by move: IH; rewrite -/q => IH; lra.
+Qed.
+
+(* Each coordinate of θ_k is a Cauchy sequence. *)
+Lemma inner_cauchy i : Cauchy_crit (fun k => u k i).
+Proof.
+have [S0 S1] := s_bounds.
+have Hcp : 0 <= c by exact: sqrt_pos.
+move=> eps Heps.
+have Hy : 0 < eps * (1 - s) / (c + 1).
+  by apply: Rdiv_lt_0_compat; [apply: Rmult_lt_0_compat | ]; lra.
+have Hsa : Rabs s < 1 by rewrite Rabs_pos_eq.
+have [N HN] := pow_lt_1_zero _ Hsa _ Hy.
+(* for N ≤ n ≤ m: |θ_m − θ_n| < ε *)
+have Key : forall n m, (n >= N)%coq_nat -> (n <= m)%N -> Rabs (u m i - u n i) < eps.
+  move=> n m Hn Hnm.
+  have := tail_bound n (m - n) i; rewrite subnKC // => Tb.
+  have Hsn := HN n Hn; rewrite Rabs_pos_eq in Hsn; last by apply: pow_le.
+  have Hsp : 0 <= s ^ (m - n) by apply: pow_le.
+  have Hsn0 : 0 <= s ^ n by apply: pow_le.
+  have : c * s ^ n * (1 - s ^ (m - n)) <= c * s ^ n.
+    have : 0 <= c * s ^ n * s ^ (m - n) by apply: Rmult_le_pos => //; apply: Rmult_le_pos.
+    lra.
+  have : c * s ^ n <= c * (eps * (1 - s) / (c + 1)).
+    by apply: Rmult_le_compat_l => //; lra.
+  have : c * (eps * (1 - s) / (c + 1)) < eps * (1 - s).
+    have E : (c + 1) * (eps * (1 - s) / (c + 1)) = eps * (1 - s) by field; lra.
+    move: Hy E; set y := eps * (1 - s) / (c + 1) => Hy E; lra.
+  move=> H1 H2 H3.
+  apply: (Rmult_lt_reg_l (1 - s)); first lra.
+  lra.
+exists N => n m Hn Hm'; rewrite /R_dist.
+case: (leqP n m) => Hnm.
+  by rewrite Rabs_minus_sym; apply: Key.
+by apply: Key => //; apply: ltnW.
+Qed.
+
+End Limit.
+
+(* The proximal point exists: for η_p in the window, line 7's iterates from
+   any θ_0 converge, coordinate by coordinate (each a Cauchy sequence,
+   `inner_cauchy`; ℝ is complete), to a point of the first-order condition
+   (pass to the limit in θ_{k+1} = θ_k − η_p(Aθ_k − b + λ(θ_k − w))). *)
+Theorem prox_point_exists mu L w :
+  (forall z, mu * dot z z <= dot (mv A z) z) ->
+  (forall z, dot (mv A z) z <= L * dot z z) ->
+  0 < mu + lam -> mu <= L -> 0 < eta < 2 / (L + lam) ->
+  {p : vec | normal w p}.
+Proof.
+move=> Hmu HL Hm HmL Hw.
+have C : forall i, Cauchy_crit (fun k => inner w w k i).
+  by move=> i; exact: (inner_cauchy w w Hmu HL Hm HmL Hw i).
+exists (fun i => proj1_sig (R_complete _ (C i))) => i.
+set l := fun i => proj1_sig (R_complete _ (C i)).
+have Hl : forall j, Un_cv (fun k => inner w w k j) (l j).
+  by move=> j; exact: (proj2_sig (R_complete _ (C j))).
+have Hs : Un_cv (fun k => inner w w k.+1 i) (l i).
+  move=> eps Heps; have [N HN] := Hl i eps Heps.
+  by exists N => n Hn; apply: HN; apply/leP; apply: leqW; apply/leP.
+have Hmv : Un_cv (fun k => mv A (inner w w k) i) (mv A l i).
+  by rewrite /mv; apply: sum_cv => j; apply: CV_mult; [exact: cv_const | exact: Hl].
+have Hstep : Un_cv (fun k => inner w w k.+1 i)
+                   (l i - eta * ((mv A l i - b i) + lam * (l i - w i))).
+  have -> : (fun k => inner w w k.+1 i) =
+            (fun k => inner w w k i - eta * ((mv A (inner w w k) i - b i)
+                                             + lam * (inner w w k i - w i))) by [].
+  apply: CV_minus; first exact: Hl.
+  apply: CV_mult; first exact: cv_const.
+  apply: CV_plus; first by apply: CV_minus; [exact: Hmv | exact: cv_const].
+  apply: CV_mult; first exact: cv_const.
+  by apply: CV_minus; [exact: Hl | exact: cv_const].
+have E := UL_sequence _ _ _ Hs Hstep.
+have Z : eta * ((mv A l i - b i) + lam * (l i - w i)) = 0 by lra.
+case: (Rmult_integral _ _ Z) => [He | H0]; first by case: Hw; lra.
+by change (mv A l i + lam * l i = b i + lam * w i); lra.
+Qed.
+
 (* ---- line 8: the Moreau envelope ---- *)
 
 (* θ̂(·): any map meeting the first-order condition at every w (for
-   μ + λ > 0 there is exactly one, prox_unique). *)
+   μ + λ > 0 and μ ≤ L there is exactly one: prox_unique, and
+   prox_map_exists after the section). *)
 Variable prox : vec -> vec.
 Hypothesis prox_normal : forall w, normal w (prox w).
 
@@ -651,6 +826,27 @@ Corollary line8_is_envelope_step_vec w eta_w :
 Proof. by apply: vec_eq => i; rewrite /grad_env; coords; ring. Qed.
 
 End Quadratic.
+
+(* θ̂(·) exists: whenever μ + λ > 0 and μ ≤ L, every w has a point of the
+   first-order condition (η_p = 1/(L + λ) is in the window), so the map the
+   envelope theorems take (`prox`, `prox_normal`) exists; prox_unique makes
+   it the only one. *)
+Corollary prox_map_exists d (A : 'I_d -> 'I_d -> R)
+    (A_sym : forall i j, A i j = A j i) (b : vec d) (lam mu L : R) :
+  (forall z, mu * dot z z <= dot (mv A z) z) ->
+  (forall z, dot (mv A z) z <= L * dot z z) ->
+  0 < mu + lam -> mu <= L ->
+  {prox : vec d -> vec d | forall w, normal A b lam w (prox w)}.
+Proof.
+move=> Hmu HL Hm HmL.
+have HM : 0 < L + lam by lra.
+have Hw : 0 < / (L + lam) < 2 / (L + lam).
+  split; first exact: Rinv_0_lt_compat.
+  rewrite /Rdiv -{1}(Rmult_1_l (/ (L + lam))).
+  by apply: Rmult_lt_compat_r; [exact: Rinv_0_lt_compat | lra].
+exists (fun w => proj1_sig (prox_point_exists A_sym b w Hmu HL Hm HmL Hw)).
+by move=> w; exact: proj2_sig.
+Qed.
 
 (* A tactic does not outlive its section: `coords` again, for the next. *)
 Ltac coords := repeat (first [rewrite vadd_i | rewrite vsub_i | rewrite vscal_i]).
