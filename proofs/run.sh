@@ -16,7 +16,11 @@
 #     with crashing provers and requires that it is NOT taken as a caught
 #     bug).
 #  3. Coq (proofs/coq/): every .v file compiles, and none holds Admitted,
-#     admit or an Axiom.
+#     admit or an Axiom.  proofs/wpcoq/gen/WpCluster.v, which
+#     proofs/coq/ClusterJoint.v reads, must be WP's Coq translation of
+#     proofs/acsl/cluster.h as WP prints it today (proofs/wpcoq/export.sh
+#     --check), and each of export.sh's negative controls (a definition of
+#     cluster.h changed) must make ClusterJoint.v fail in its theorem.
 #  0. Gappa (proofs/gappa/, run first: seconds): every script proves its
 #     rounding-error bound (the floating-point kernels, and the vectors
 #     whose tolerance a bound justifies); the scripts are the ones their
@@ -820,6 +824,14 @@ if grep -nE '\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)\b' 
     echo "proofs: Coq: the lines above assume what they should prove"
     status=1
 fi
+# WP's translation of the ACSL that ClusterJoint.v reads: today's
+if sh proofs/wpcoq/export.sh --check >"$log/wpcoq" 2>&1; then
+    sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
+else
+    cat "$log/wpcoq"
+    echo "proofs: Coq: WpCluster.v is not WP's translation of proofs/acsl/cluster.h today (proofs/wpcoq/export.sh --check)"
+    status=1
+fi
 if make -s -C proofs/coq >"$log/coq" 2>&1; then
     for v in proofs/coq/*.v; do
         if [ "${v%.v}.vo" -nt "$v" ]; then
@@ -830,6 +842,14 @@ if make -s -C proofs/coq >"$log/coq" 2>&1; then
         fi
     done
     sed 's/^/proofs: Coq: /' "$log/coq"
+    # the joint's negative controls (they compile against proofs/coq)
+    if sh proofs/wpcoq/export.sh --controls >"$log/wpcoq" 2>&1; then
+        sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
+    else
+        cat "$log/wpcoq"
+        echo "proofs: Coq: a negative control of ClusterJoint.v was not caught"
+        status=1
+    fi
 else
     cat "$log/coq"
     echo "proofs: Coq: compilation failed"

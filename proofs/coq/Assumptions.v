@@ -2,9 +2,11 @@
    The Makefile compiles this file and fails unless each axiom printed below
    is one of the standard library's own for the reals (and the excluded
    middle that Coquelicot's derivatives use): no unfinished proof and no
-   assumption of our own. *)
+   assumption of our own.  ClusterJoint.v's theorems may also rest on the
+   ACSL logic function edge_pos as WP's translation declares it
+   (L_edge_pos and its equation L_edge_pos'def; see that file). *)
 From Pflref Require Import PFedMeInner ProxQuad Sampling Pflego Variance
-  Bipartition PrimControl.
+  Bipartition PrimControl ClusterJoint.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -78,3 +80,15 @@ Print Assumptions control_not_optimal.
 Print Assumptions control_kruskal_refutes.
 Print Assumptions control_maximal_refutes.
 Print Assumptions control_optimal_refutes.
+Print Assumptions ClusterJoint.L_edge_pos_exists.
+Print Assumptions ClusterJoint.edge_pos_joint.
+Print Assumptions ClusterJoint.edge_first_joint.
+Print Assumptions ClusterJoint.last_edge_joint.
+Print Assumptions ClusterJoint.ranked_tree_joint.
+Print Assumptions ClusterJoint.in_subtree_joint.
+Print Assumptions ClusterJoint.subtree_sides_joint.
+Print Assumptions ClusterJoint.prim_perm_joint.
+Print Assumptions ClusterJoint.prim_joined_joint.
+Print Assumptions ClusterJoint.prim_joined_cut.
+Print Assumptions ClusterJoint.best_link_joint.
+Print Assumptions ClusterJoint.sides_components.

@@ -1,0 +1,366 @@
+(* proofs/coq/ClusterJoint.v: the joint between the C's contracts and
+   Bipartition.v, machine-checked on WP's own translation of the ACSL.
+
+   Bipartition.v states CFL's bipartition over its own definitions: the
+   order before_pos over positions edge_pos, the subtree in_subtree of a
+   ranked tree, the permutation prim_perm and the test of joined_cut.  The
+   C's contracts (ref/engine/cluster.c) state the same objects in ACSL
+   (proofs/acsl/cluster.h), and WP proves them of the C.  Until this file
+   the two were the same definitions written twice, matched by reading.
+   Here the ACSL side is not rewritten by hand: Wp.WpCluster
+   (proofs/wpcoq/gen/WpCluster.v) is the Why3 task WP builds from
+   proofs/acsl/cluster.h, printed in Coq by Why3's own printer
+   (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what WP
+   prints today).  Its P_edge_first, P_last_edge, P_best_link,
+   P_ranked_tree, P_in_subtree, P_subtree_sides, P_prim_perm and
+   P_prim_joined are the definitions the SMT solvers receive in the proofs
+   of ref/engine/cluster.c (the same model, typed+real).
+
+   Reading of the memory.  WP's typed model holds the C's arrays as maps
+   from addresses: Mf64 the doubles (alpha), Mint the size_t entries
+   (parent, link), Mbyte the unsigned char entries (in_tree, side), and
+   the ghost arrays prim_order, prim_slot, prim_rank as maps from indices.
+   Entry i of an array p is the map at shift p i.  The nat-indexed
+   functions Bipartition.v quantifies over are these entries read at
+   Z.of_nat i (alphaN, parN, linkN, inN, sideN, ghostN); a size_t entry
+   is at least 0 (parent_nat, link_nat: the typed model's is_uint64 fact,
+   which WP gives every read of a size_t).
+
+   Proved (every theorem about every memory and every m).
+     - edge_pos_joint: WP's L_edge_pos is edge_pos;
+     - edge_first_joint: P_edge_first is before_pos with alpha = alphaN,
+       pos = edge_pos m (an equivalence);
+     - last_edge_joint: P_last_edge gives c_last's statement over the tree
+       edges (parN v, v), 1 ≤ v < m (Bipartition.v indexes them by the step
+       k that joins v: c_last for the steps whose vertex is v);
+     - best_link_joint: P_best_link gives Prim's key as before_pos states
+       it;
+     - ranked_tree_joint: P_ranked_tree gives the rank hypothesis of
+       subtree_components (ranked) on the m vertices, with parN v < m;
+     - in_subtree_joint: WP's inductive P_in_subtree and Bipartition.v's
+       in_subtree (root 0, parent parN) hold of the same vertices (an
+       equivalence);
+     - subtree_sides_joint: P_subtree_sides is D_subtree for side 1 on the
+       m vertices;
+     - prim_perm_joint, prim_joined_joint, prim_joined_cut: P_prim_perm is
+       prim_perm, P_prim_joined is joined_cut's hypothesis, and its
+       conclusion follows;
+     - sides_components: from P_ranked_tree and P_subtree_sides alone (the
+       postconditions WP proves of max_spanning_tree and subtree_side),
+       the C's sides are the components of its tree less the edge
+       (parN c, c): two vertices have the same side exactly when the tree
+       edges (parN v, v), 1 ≤ v < m, v ≠ c (tree_less c) join them.  This
+       is subtree_components, applied to the C's m vertices (a subset
+       type, since subtree_components needs its forest as a finite list);
+       it is the hypothesis side_components of prim_bipartition_optimal,
+       whose F lists the same edges by the step that adds each (F_edges);
+     - L_edge_pos_exists: WP's translation declares L_edge_pos with a
+       defining equation (L_edge_pos'def, the ACSL logic function
+       edge_pos), which edge_pos_joint uses; a function meets it, so that
+       equation assumes nothing a definition would not.
+   Print Assumptions (Assumptions.v) lists L_edge_pos and L_edge_pos'def
+   beside the reals' axioms, and nothing else of WpCluster.v's.
+
+   Negative controls: proofs/wpcoq/export.sh --controls plants a change in
+   a copy of proofs/acsl/cluster.h (edge_first's order reversed, the root
+   let into in_subtree, ranked_tree's < made ≤, prim_joined's < made ≤,
+   last_edge's comparison turned round), exports WP's translation of it
+   and requires this file to fail to compile against it. *)
+From Coq Require Import ZArith Reals Bool List Lia Lra Peano_dec.
+From Pflref Require Import Bipartition.
+From Wp Require Import WpCluster.
+
+Lemma L_edge_pos_exists : exists f : Z -> Z -> Z -> Z,
+  forall a b m, ((a < b)%Z -> f a b m = (b + a * m)%Z) /\
+                (~ (a < b)%Z -> f a b m = (a + b * m)%Z).
+Proof.
+  exists (fun a b m => if Z.ltb a b then (b + a * m)%Z else (a + b * m)%Z).
+  intros a b m; destruct (Z.ltb_spec a b); split; intro; lia.
+Qed.
+
+Section Joint.
+
+Variable m : nat.
+Variable Mf64 : addr -> R.
+Variable Mint : addr -> Z.
+Variable Mbyte : addr -> Z.
+Variables alpha parent link in_tree side : addr.
+Variables order slot rank : Z -> Z.
+
+Definition at_ (p : addr) (i : nat) := shift p (Z.of_nat i).
+Definition alphaN (i : nat) := Mf64 (at_ alpha i).
+Definition parN (v : nat) := Z.to_nat (Mint (at_ parent v)).
+Definition linkN (v : nat) := Z.to_nat (Mint (at_ link v)).
+Definition inN (v : nat) := negb (Z.eqb (Mbyte (at_ in_tree v)) 0).
+Definition sideN (v : nat) := Z.eqb (Mbyte (at_ side v)) 1.
+Definition ghostN (g : Z -> Z) (k : nat) := Z.to_nat (g (Z.of_nat k)).
+
+Theorem edge_pos_joint a b :
+  L_edge_pos (Z.of_nat a) (Z.of_nat b) (Z.of_nat m) = Z.of_nat (edge_pos m a b).
+Proof.
+  destruct (L_edge_pos'def (Z.of_nat a) (Z.of_nat b) (Z.of_nat m)) as [Hlt Hge].
+  unfold edge_pos; destruct (Nat.ltb_spec a b) as [H | H].
+  - rewrite Hlt by lia; lia.
+  - rewrite Hge by lia; lia.
+Qed.
+
+Theorem edge_first_joint a1 b1 a2 b2 :
+  P_edge_first Mf64 alpha (Z.of_nat m) (Z.of_nat a1) (Z.of_nat b1)
+    (Z.of_nat a2) (Z.of_nat b2) <->
+  before_pos nat alphaN (edge_pos m) a1 b1 a2 b2.
+Proof.
+  unfold P_edge_first, before_pos, alphaN, at_; rewrite !edge_pos_joint.
+  split; intros [H | [H1 H2]]; auto; right; split; auto; lia.
+Qed.
+
+Hypothesis parent_nat : forall i, (0 <= Mint (shift parent i))%Z.
+
+Lemma parN_of v : Z.of_nat (parN v) = Mint (shift parent (Z.of_nat v)).
+Proof. unfold parN, at_; rewrite Z2Nat.id; auto. Qed.
+
+Theorem last_edge_joint c :
+  P_last_edge Mf64 Mint alpha (Z.of_nat m) parent (Z.of_nat c) ->
+  forall v, (1 <= v < m)%nat ->
+  ~ before_pos nat alphaN (edge_pos m) (parN c) c (parN v) v.
+Proof.
+  intros H v Hv; rewrite <- edge_first_joint, !parN_of.
+  apply H; lia.
+Qed.
+
+Theorem ranked_tree_joint :
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  (forall v, (v < m)%nat -> (ghostN rank v < m)%nat) /\
+  (forall v, (1 <= v < m)%nat ->
+     (parN v < m)%nat /\ (ghostN rank (parN v) < ghostN rank v)%nat).
+Proof.
+  intros [Hr Hp]; split.
+  - intros v Hv; unfold ghostN.
+    destruct (Hr (Z.of_nat v) ltac:(lia) ltac:(lia)); lia.
+  - intros v Hv; unfold ghostN.
+    destruct (Hp (Z.of_nat v) ltac:(lia) ltac:(lia)) as [H1 H2].
+    pose proof (parN_of v) as Hpv; unfold at_ in Hpv.
+    rewrite <- Hpv in H1, H2.
+    destruct (Hr (Z.of_nat (parN v)) ltac:(lia) ltac:(lia)).
+    destruct (Hr (Z.of_nat v) ltac:(lia) ltac:(lia)).
+    split; lia.
+Qed.
+
+Theorem in_subtree_joint c v :
+  P_in_subtree Mint parent (Z.of_nat c) (Z.of_nat v) <->
+  in_subtree nat 0%nat c parN v.
+Proof.
+  split.
+  - intro H.
+    assert (Hz : forall M p cz z, P_in_subtree M p cz z -> M = Mint -> p = parent ->
+                 cz = Z.of_nat c -> (0 <= z)%Z -> in_subtree nat 0%nat c parN (Z.to_nat z)).
+    { clear H; intros M p cz z H; induction H as [M p cz | M p cz w Hw0 Hwc Hpw IH];
+        intros -> -> -> Hz.
+      - rewrite Nat2Z.id; apply subtree_top.
+      - apply subtree_below; [lia | lia |].
+        unfold parN, at_; rewrite Z2Nat.id by lia; apply IH; auto. }
+    rewrite <- (Nat2Z.id v); apply (Hz Mint parent (Z.of_nat c)); auto; lia.
+  - induction 1 as [| w Hw0 Hwc _ IH].
+    + apply Q_subtree_top.
+    + apply Q_subtree_below; [lia | lia |].
+      rewrite <- parN_of; exact IH.
+Qed.
+
+Theorem subtree_sides_joint c :
+  P_subtree_sides Mint Mbyte parent (Z.of_nat m) (Z.of_nat c) side ->
+  forall v, (v < m)%nat -> (sideN v = true <-> in_subtree nat 0%nat c parN v).
+Proof.
+  intros H v Hv; rewrite <- in_subtree_joint, (H (Z.of_nat v)) by lia.
+  unfold sideN, at_; rewrite Z.eqb_eq; reflexivity.
+Qed.
+
+Theorem prim_perm_joint :
+  P_prim_perm order slot (Z.of_nat m) -> prim_perm m (ghostN order) (ghostN slot).
+Proof.
+  intros [Hs Ho]; unfold prim_perm, ghostN; split.
+  - intros k Hk; destruct (Ho (Z.of_nat k) ltac:(lia) ltac:(lia)) as [[He H0] Hm].
+    rewrite Z2Nat.id by exact H0; rewrite He; lia.
+  - intros v Hv; destruct (Hs (Z.of_nat v) ltac:(lia) ltac:(lia)) as [[He H0] Hm].
+    rewrite Z2Nat.id by exact H0; rewrite He; lia.
+Qed.
+
+Theorem prim_joined_joint added :
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_joined Mbyte slot in_tree (Z.of_nat m) (Z.of_nat added) ->
+  forall v, (v < m)%nat -> (inN v = true <-> (ghostN slot v < added)%nat).
+Proof.
+  intros [Hs _] Hj v Hv.
+  destruct (Hs (Z.of_nat v) ltac:(lia) ltac:(lia)) as [[_ H0] _].
+  specialize (Hj (Z.of_nat v) ltac:(lia) ltac:(lia)).
+  unfold inN, ghostN, at_; rewrite negb_true_iff, Z.eqb_neq.
+  split; intro H; [apply Hj in H | apply Hj]; lia.
+Qed.
+
+Corollary prim_joined_cut added :
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_joined Mbyte slot in_tree (Z.of_nat m) (Z.of_nat added) ->
+  forall i, (i < added)%nat -> (i < m)%nat -> inN (ghostN order i) = true.
+Proof.
+  intros Hp Hj.
+  apply (joined_cut m (ghostN order) (ghostN slot) inN added (prim_perm_joint Hp)).
+  exact (prim_joined_joint added Hp Hj).
+Qed.
+
+Hypothesis link_nat : forall i, (0 <= Mint (shift link i))%Z.
+
+Theorem best_link_joint v :
+  P_best_link Mf64 Mint Mbyte alpha (Z.of_nat m) in_tree link (Z.of_nat v) ->
+  forall u, (u < m)%nat -> inN u = true ->
+  ~ before_pos nat alphaN (edge_pos m) u v (linkN v) v.
+Proof.
+  intros H u Hu Hin; rewrite <- edge_first_joint.
+  unfold linkN, at_; rewrite Z2Nat.id by apply link_nat.
+  unfold inN, at_ in Hin; rewrite negb_true_iff, Z.eqb_neq in Hin.
+  apply H; [exact Hin | lia | lia].
+Qed.
+
+(* The C's sides are the components of its tree less the edge of c.  The
+   tree edges (parN v, v), 1 ≤ v < m, less the one at c: *)
+Definition tree_less (c : nat) : list (nat * nat) :=
+  map (fun v => (parN v, v)) (filter (fun v => negb (Nat.eqb v c)) (seq 1 (m - 1))).
+
+(* subtree_components is stated over any type of vertices with a finite
+   forest list; the C's vertices are 0..m−1, as a subset type. *)
+Let Vm := {v : nat | (v < m)%nat}.
+
+Let vm_eq (x y : Vm) : proj1_sig x = proj1_sig y -> x = y.
+Proof.
+  destruct x as [x Hx], y as [y Hy]; simpl; intros ->; f_equal; apply le_unique.
+Qed.
+
+Let vm_dec (x y : Vm) : {x = y} + {x <> y}.
+Proof.
+  destruct (Nat.eq_dec (proj1_sig x) (proj1_sig y)) as [e | n].
+  - left; exact (vm_eq x y e).
+  - right; intro e; apply n; rewrite e; reflexivity.
+Qed.
+
+Let all_vm : list Vm :=
+  flat_map (fun v => match lt_dec v m with
+                     | left H => exist _ v H :: nil
+                     | right _ => nil
+                     end) (seq 0 m).
+
+Let in_all_vm (x : Vm) : In x all_vm.
+Proof.
+  destruct x as [x Hx]; apply in_flat_map; exists x; split.
+  - apply in_seq; lia.
+  - destruct (lt_dec x m) as [H | H]; [left; apply vm_eq; reflexivity | lia].
+Qed.
+
+(* req: cfl.alg1.l7 *)
+Theorem sides_components c :
+  (1 <= c < m)%nat ->
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_subtree_sides Mint Mbyte parent (Z.of_nat m) (Z.of_nat c) side ->
+  forall x y, (x < m)%nat -> (y < m)%nat ->
+  (sideN x = sideN y <-> joined nat (tree_less c) x y).
+Proof.
+  intros Hc Hrk Hsd.
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  assert (H0m : (0 < m)%nat) by lia.
+  assert (Hcm : (c < m)%nat) by lia.
+  set (r0 := exist (fun v => (v < m)%nat) 0%nat H0m : Vm).
+  set (c0 := exist (fun v => (v < m)%nat) c Hcm : Vm).
+  set (par := fun v : Vm =>
+         match lt_dec (parN (proj1_sig v)) m return Vm with
+         | left H => exist _ (parN (proj1_sig v)) H
+         | right _ => r0
+         end).
+  assert (Hpar : forall v : Vm, proj1_sig v <> 0%nat ->
+                 proj1_sig (par v) = parN (proj1_sig v)).
+  { intros [v Hv] H0; unfold par; simpl in *.
+    destruct (lt_dec (parN v) m) as [H | H]; [reflexivity |].
+    elim H; apply (Hrt v); lia. }
+  set (F := map (fun v => (par v, v))
+              (filter (fun v : Vm => negb (Nat.eqb (proj1_sig v) 0) &&
+                                     negb (Nat.eqb (proj1_sig v) c)) all_vm)).
+  assert (Hforest : forall x y, In (x, y) F <-> y <> r0 /\ y <> c0 /\ x = par y).
+  { intros x y; unfold F; rewrite in_map_iff; split.
+    - intros (v & He & Hin); injection He as <- <-.
+      apply filter_In in Hin as [_ Hb]; apply andb_prop in Hb as [H1 H2].
+      apply negb_true_iff, Nat.eqb_neq in H1; apply negb_true_iff, Nat.eqb_neq in H2.
+      split; [intro e; apply H1; rewrite e; reflexivity |].
+      split; [intro e; apply H2; rewrite e; reflexivity | reflexivity].
+    - intros (H1 & H2 & ->); exists y; split; [reflexivity |].
+      apply filter_In; split; [apply in_all_vm |].
+      apply andb_true_intro; split; apply negb_true_iff, Nat.eqb_neq; intro e.
+      + apply H1, vm_eq; exact e.
+      + apply H2, vm_eq; exact e. }
+  assert (Hranked : forall v : Vm, v <> r0 ->
+                    (ghostN rank (proj1_sig (par v)) < ghostN rank (proj1_sig v))%nat).
+  { intros v Hv.
+    assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hv, vm_eq; exact e).
+    rewrite (Hpar v H0); destruct v as [v Hvm]; simpl in *.
+    apply (Hrt v); lia. }
+  (* the two subtrees hold of the same vertices *)
+  assert (Hsub : forall v : Vm,
+            in_subtree nat 0%nat c parN (proj1_sig v) <-> in_subtree Vm r0 c0 par v).
+  { intro v; split.
+    - intro H; remember (proj1_sig v) as w eqn:Ew; revert v Ew.
+      induction H as [| w Hw0 Hwc _ IH]; intros v Ew.
+      + replace v with c0 by (apply vm_eq; simpl; auto).
+        apply subtree_top.
+      + apply subtree_below.
+        * intro e; apply Hw0; rewrite Ew, e; reflexivity.
+        * intro e; apply Hwc; rewrite Ew, e; reflexivity.
+        * apply IH; rewrite Hpar; [rewrite Ew; reflexivity | lia].
+    - induction 1 as [| v Hvr Hvc _ IH].
+      + apply subtree_top.
+      + assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hvr, vm_eq; exact e).
+        assert (H1 : proj1_sig v <> c) by (intro e; apply Hvc, vm_eq; exact e).
+        apply subtree_below; auto.
+        rewrite <- (Hpar v H0); exact IH. }
+  assert (Hside : forall v : Vm, sideN (proj1_sig v) = true <-> in_subtree Vm r0 c0 par v).
+  { intros [v Hv]; rewrite <- Hsub; apply (subtree_sides_joint c Hsd v Hv). }
+  assert (Hcomp := subtree_components Vm r0 c0 par (fun v => ghostN rank (proj1_sig v))
+                     vm_dec ltac:(intro e; injection e; lia) Hranked F Hforest
+                     (fun v => sideN (proj1_sig v)) Hside).
+  (* joined over the subset type is joined over nat on tree_less *)
+  assert (Hin : forall a b : Vm, In (a, b) F ->
+                In (proj1_sig a, proj1_sig b) (tree_less c)).
+  { intros a b H; apply Hforest in H as (H1 & H2 & ->).
+    assert (H0 : proj1_sig b <> 0%nat) by (intro e; apply H1, vm_eq; exact e).
+    unfold tree_less; apply in_map_iff; exists (proj1_sig b).
+    rewrite (Hpar b H0); split; [reflexivity |].
+    apply filter_In; split.
+    - destruct b as [b Hb]; simpl in *; apply in_seq; lia.
+    - apply negb_true_iff, Nat.eqb_neq; intro e; apply H2, vm_eq; exact e. }
+  assert (Hback : forall a b, In (a, b) (tree_less c) ->
+                  exists (Ha : (a < m)%nat) (Hb : (b < m)%nat),
+                  In (exist _ a Ha, exist _ b Hb) F).
+  { intros a b H; unfold tree_less in H; apply in_map_iff in H as (v & He & Hv).
+    injection He as <- <-; apply filter_In in Hv as [Hv Hne].
+    apply in_seq in Hv; apply negb_true_iff, Nat.eqb_neq in Hne.
+    assert (Hp : (parN v < m)%nat) by (apply (Hrt v); lia).
+    assert (Hvm : (v < m)%nat) by lia.
+    exists Hp, Hvm; apply Hforest; split; [| split].
+    - intro e; injection e; lia.
+    - intro e; injection e; lia.
+    - apply vm_eq; rewrite Hpar; simpl; auto; lia. }
+  intros x y Hx Hy.
+  rewrite (Hcomp (exist _ x Hx) (exist _ y Hy)); simpl; split.
+  - intro H; remember (exist (fun v => (v < m)%nat) x Hx) as a eqn:Ea.
+    remember (exist (fun v => (v < m)%nat) y Hy) as b eqn:Eb.
+    revert x Hx Ea y Hy Eb; induction H as [a | a a' b Hab _ IH | a a' b Hab _ IH];
+      intros x Hx Ea y Hy Eb; subst.
+    + injection Eb as ->; apply joined_here.
+    + apply Hin in Hab; destruct a' as [a' Ha'].
+      apply (joined_fwd nat _ x a' y Hab), (IH a' Ha' eq_refl y Hy eq_refl).
+    + apply Hin in Hab; destruct a' as [a' Ha'].
+      apply (joined_bwd nat _ x a' y Hab), (IH a' Ha' eq_refl y Hy eq_refl).
+  - intro H; revert Hx; induction H as [a | a a' b Hab _ IH | a a' b Hab _ IH]; intro Hx.
+    + replace Hy with Hx by apply le_unique; apply joined_here.
+    + destruct (Hback a a' Hab) as (Ha & Ha' & HF).
+      replace Hx with Ha by apply le_unique.
+      apply (joined_fwd Vm F _ _ _ HF), IH.
+    + destruct (Hback a' a Hab) as (Ha' & Ha & HF).
+      replace Hx with Ha by apply le_unique.
+      apply (joined_bwd Vm F _ _ _ HF), IH.
+Qed.
+
+End Joint.
