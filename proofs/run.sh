@@ -16,11 +16,12 @@
 #     with crashing provers and requires that it is NOT taken as a caught
 #     bug).
 #  3. Coq (proofs/coq/): every .v file compiles, and none holds Admitted,
-#     admit or an Axiom.  proofs/wpcoq/gen/WpCluster.v, which
-#     proofs/coq/ClusterJoint.v reads, must be WP's Coq translation of
-#     proofs/acsl/cluster.h as WP prints it today (proofs/wpcoq/export.sh
-#     --check), and each of export.sh's negative controls (a definition of
-#     cluster.h changed) must make ClusterJoint.v fail in its theorem.
+#     admit or an Axiom.  The files of proofs/wpcoq/gen/, which the joints
+#     (proofs/coq/ClusterJoint.v, SamplerJoint.v) read, must be WP's Coq
+#     translation of their ACSL as WP prints it today (proofs/wpcoq/
+#     export.sh --check), and each negative control of proofs/wpcoq/
+#     controls.txt (an ACSL definition changed) must make its joint fail in
+#     the theorem it names.
 #  0. Gappa (proofs/gappa/, run first: seconds): every script proves its
 #     rounding-error bound (the floating-point kernels, and the vectors
 #     whose tolerance a bound justifies); the scripts are the ones their
@@ -824,12 +825,12 @@ if grep -nE '\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)\b' 
     echo "proofs: Coq: the lines above assume what they should prove"
     status=1
 fi
-# WP's translation of the ACSL that ClusterJoint.v reads: today's
+# WP's translation of the ACSL that the joints read: today's
 if sh proofs/wpcoq/export.sh --check >"$log/wpcoq" 2>&1; then
     sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
 else
     cat "$log/wpcoq"
-    echo "proofs: Coq: WpCluster.v is not WP's translation of proofs/acsl/cluster.h today (proofs/wpcoq/export.sh --check)"
+    echo "proofs: Coq: proofs/wpcoq/gen/ is not WP's translation of the ACSL today (proofs/wpcoq/export.sh --check)"
     status=1
 fi
 if make -s -C proofs/coq >"$log/coq" 2>&1; then
@@ -847,7 +848,7 @@ if make -s -C proofs/coq >"$log/coq" 2>&1; then
         sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
     else
         cat "$log/wpcoq"
-        echo "proofs: Coq: a negative control of ClusterJoint.v was not caught"
+        echo "proofs: Coq: a negative control of the joints (proofs/wpcoq/controls.txt) was not caught"
         status=1
     fi
 else

@@ -6,7 +6,7 @@
    ACSL logic function edge_pos as WP's translation declares it
    (L_edge_pos and its equation L_edge_pos'def; see that file). *)
 From Pflref Require Import PFedMeInner ProxQuad Sampling Pflego Variance
-  Bipartition PrimControl ClusterJoint.
+  Bipartition PrimControl ClusterJoint SamplerJoint.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -19,6 +19,8 @@ Print Assumptions ProxQuad.prox_gap.
 Print Assumptions ProxQuad.prox_minimises_vec.
 Print Assumptions ProxQuad.prox_unique.
 Print Assumptions ProxQuad.prox_point_c_form.
+Print Assumptions ProxQuad.cg_residual.
+Print Assumptions ProxQuad.prox_point_stop.
 Print Assumptions ProxQuad.inner_error.
 Print Assumptions ProxQuad.form_cauchy_schwarz.
 Print Assumptions ProxQuad.cocoercive.
@@ -92,3 +94,6 @@ Print Assumptions ClusterJoint.prim_joined_joint.
 Print Assumptions ClusterJoint.prim_joined_cut.
 Print Assumptions ClusterJoint.best_link_joint.
 Print Assumptions ClusterJoint.sides_components.
+Print Assumptions SamplerJoint.ascending_subset_joint.
+Print Assumptions SamplerJoint.ascending_increasing.
+Print Assumptions SamplerJoint.chosen_is_draw.

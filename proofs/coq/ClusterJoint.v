@@ -152,7 +152,8 @@ Proof.
   split.
   - intro H.
     assert (Hz : forall M p cz z, P_in_subtree M p cz z -> M = Mint -> p = parent ->
-                 cz = Z.of_nat c -> (0 <= z)%Z -> in_subtree nat 0%nat c parN (Z.to_nat z)).
+                 cz = Z.of_nat c -> (0 <= z)%Z ->
+                 in_subtree nat 0%nat c parN (Z.to_nat z)).
     { clear H; intros M p cz z H; induction H as [M p cz | M p cz w Hw0 Hwc Hpw IH];
         intros -> -> -> Hz.
       - rewrite Nat2Z.id; apply subtree_top.
@@ -315,7 +316,8 @@ Proof.
         assert (H1 : proj1_sig v <> c) by (intro e; apply Hvc, vm_eq; exact e).
         apply subtree_below; auto.
         rewrite <- (Hpar v H0); exact IH. }
-  assert (Hside : forall v : Vm, sideN (proj1_sig v) = true <-> in_subtree Vm r0 c0 par v).
+  assert (Hside : forall v : Vm,
+            sideN (proj1_sig v) = true <-> in_subtree Vm r0 c0 par v).
   { intros [v Hv]; rewrite <- Hsub; apply (subtree_sides_joint c Hsd v Hv). }
   assert (Hcomp := subtree_components Vm r0 c0 par (fun v => ghostN rank (proj1_sig v))
                      vm_dec ltac:(intro e; injection e; lia) Hranked F Hforest

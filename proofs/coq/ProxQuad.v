@@ -23,6 +23,13 @@
        minimiser of h when μ + λ > 0;
      - prox_point_c_form: θ̂ = w + x with (A + λI) x = −∇f(w), the form
        pflref_prox_point solves, satisfies the first-order condition;
+     - cg_residual, residual_error, prox_point_stop: pflref_prox_point's
+       loop (x_{k+1} = x_k + α_k p_k, r_{k+1} = r_k − α_k B p_k from x_0 = 0,
+       r_0 = −∇f(w)) keeps r_k = −∇f(w) − B x_k for any α_k and p_k, and
+       (μ + λ)² ‖x − y‖² ≤ ‖Bx − By‖²; so when the loop stops by its test
+       ‖r_k‖ ≤ rtol ‖r_0‖, its θ̂ = w + x_k is within rtol ‖∇f(w)‖/(μ + λ)
+       of eq. (3)'s θ̂ (in real arithmetic; that conjugate gradients meet
+       the test within the C's 2P iterations is not proved);
      - inner_error: after k steps, θ_k − θ̂ = (I − η_p B)^k (θ_0 − θ̂);
      - cocoercive: ‖Bx‖² ≤ (L + λ)⟨Bx, x⟩ (from the Cauchy–Schwarz
        inequality of the form ⟨B·, ·⟩, `form_cauchy_schwarz`; no spectral
@@ -354,6 +361,77 @@ Theorem prox_point_c_form w x :
 Proof.
 move=> Hx i; rewrite mv_add; coords.
 have := Hx i; lra.
+Qed.
+
+(* ---- the stopping test of pflref_prox_point ---- *)
+
+(* The C's loop, for ANY step sizes α_k and directions p_k (conjugate
+   gradients' are one choice): x_0 = 0, r_0 = c and
+   x_{k+1} = x_k + α_k p_k, r_{k+1} = r_k − α_k B p_k. *)
+Fixpoint cg_run (alpha : nat -> R) (p : nat -> vec) (c : vec) (k : nat)
+  : vec * vec :=
+  match k with
+  | 0 => ((fun _ => 0), c)
+  | k'.+1 =>
+      let xr := cg_run alpha p c k' in
+      (vadd xr.1 (vscal (alpha k') (p k')),
+       vsub xr.2 (vscal (alpha k') (Bop (p k'))))
+  end.
+
+(* The residual the loop updates is the true residual c − B x_k, in real
+   arithmetic, whatever α_k and p_k. *)
+Theorem cg_residual alpha p c k :
+  (cg_run alpha p c k).2 = vsub c (Bop (cg_run alpha p c k).1).
+Proof.
+elim: k => [| k IH] /=.
+  apply: vec_eq => i; rewrite /Bop /mv; coords.
+  by rewrite big1 => [| j _]; ring.
+rewrite IH /Bop mv_add mv_scal; apply: vec_eq => i; coords; ring.
+Qed.
+
+(* A residual bounds the error: (μ + λ)² ‖x − x*‖² ≤ ‖B x − B x*‖². *)
+Lemma residual_error mu x y :
+  (forall z, mu * dot z z <= dot (mv A z) z) -> 0 < mu + lam ->
+  (mu + lam) * (mu + lam) * dot (vsub x y) (vsub x y) <=
+  dot (vsub (Bop x) (Bop y)) (vsub (Bop x) (Bop y)).
+Proof.
+move=> Hmu Hm.
+set e := vsub x y; set s := mu + lam.
+have Be : vsub (Bop x) (Bop y) = Bop e.
+  by rewrite /e /Bop mv_sub; apply: vec_eq => i; coords; ring.
+rewrite Be; set g := Bop e.
+have Hlow : s * dot e e <= dot g e by rewrite /g /s dot_Bop; have := Hmu e; lra.
+have Hsq := dot_self_nonneg (vsub (vscal s e) g).
+rewrite dot_subl !dot_subr !dot_scall !dot_scalr (dot_sym e g) in Hsq.
+have Hs : 0 <= s by rewrite /s; lra.
+have H2 := Rmult_le_compat_l s _ _ Hs Hlow.
+lra.
+Qed.
+
+(* pflref_prox_point stops when ‖r_k‖ ≤ rtol ‖r_0‖, r_0 = −∇f(w) = b − Aw.
+   Its θ̂ = w + x_k is then within rtol ‖∇f(w)‖ / (μ + λ) of eq. (3)'s θ̂,
+   in real arithmetic, whatever α_k and p_k led there. *)
+(* req: pfedme.eq3, prox.eq3 *)
+Theorem prox_point_stop mu w th alpha p k rtol :
+  (forall z, mu * dot z z <= dot (mv A z) z) -> 0 < mu + lam ->
+  normal w th ->
+  let c := vsub b (mv A w) in
+  let xr := cg_run alpha p c k in
+  dot xr.2 xr.2 <= rtol * rtol * dot c c ->
+  (mu + lam) * (mu + lam) * dot (vsub (vadd w xr.1) th) (vsub (vadd w xr.1) th)
+    <= rtol * rtol * dot c c.
+Proof.
+move=> Hmu Hm N c xr Hstop.
+have Hstar : Bop (vsub th w) = c.
+  apply: vec_eq => i; rewrite /c /Bop mv_sub; coords.
+  have := N i; lra.
+have E : vsub (vadd w xr.1) th = vsub xr.1 (vsub th w).
+  by apply: vec_eq => i; coords; ring.
+have R : vsub (Bop xr.1) (Bop (vsub th w)) = vscal (-1) xr.2.
+  rewrite Hstar /xr cg_residual; apply: vec_eq => i; coords; ring.
+rewrite E.
+apply: (Rle_trans _ _ _ (residual_error xr.1 (vsub th w) Hmu Hm)).
+by rewrite R dot_scall dot_scalr; lra.
 Qed.
 
 (* ---- line 7: the inner loop ---- *)

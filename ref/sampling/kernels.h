@@ -35,6 +35,9 @@
     predicate is_permutation{L}(size_t *p, integer n) =
       (\forall integer k; 0 <= k < n ==> p[k] < n) &&
       (\forall integer k, l; 0 <= k < l < n ==> p[k] != p[l]);
+    predicate ascending_subset{L}(size_t *ids, integer m, integer N) =
+      (\forall integer j; 0 <= j < m ==> ids[j] < N) &&
+      (\forall integer j; 0 < j < m ==> ids[j - 1] < ids[j]);
  */
 
 /* The generator's next raw 32-bit output (gsl_rng_get on mt19937). */
@@ -43,8 +46,10 @@ unsigned long pflref_rng_raw32(void *rng);
 
 /* The sampler's choice (sampler.c; declared in pflref/sampler.h), with what
  * its callers rely on: on PFLREF_OK the m chosen ids are a strictly
- * ascending subset of 0..N−1 (proved in sampler.c from its check with
- * pflref_ids_first_bad).  Its assigns clause is an assumption, as
+ * ascending subset of 0..N−1 (ascending_subset, above; proved in sampler.c
+ * from its check with pflref_ids_first_bad; proofs/coq/SamplerJoint.v
+ * proves, on WP's own translation of ascending_subset, that they form one
+ * of the m-subsets Sampling.v counts).  Its assigns clause is an assumption, as
  * pflref_rng_raw32's: besides chosen, drawn and *err it changes only the
  * sampler's own state (its generator and scratch ids), pflref_sampler_state
  * here. */
@@ -54,10 +59,7 @@ unsigned long pflref_rng_raw32(void *rng);
     assigns pflref_sampler_state, *err, chosen[0 .. m - 1],
             drawn[0 .. m - 1];
     ensures \result == PFLREF_OK ==> 1 <= m <= N;
-    ensures \result == PFLREF_OK ==>
-            \forall integer j; 0 <= j < m ==> chosen[j] < N;
-    ensures \result == PFLREF_OK ==>
-            \forall integer j; 0 < j < m ==> chosen[j - 1] < chosen[j];
+    ensures \result == PFLREF_OK ==> ascending_subset(chosen, m, N);
  */
 pflref_status pflref_sampler_choose(pflref_sampler *s, unsigned long seed,
                                     size_t N, size_t m, size_t *chosen,

@@ -1,8 +1,9 @@
 (* SPDX-License-Identifier: GPL-3.0-or-later *)
-(* Written by proofs/wpcoq/export.sh: WP's own translation of the ACSL
-   definitions of proofs/acsl/cluster.h, printed by Why3's Coq printer.
-   Do not edit; proofs/coq/ClusterJoint.v proves it means what
-   proofs/coq/Bipartition.v assumes. *)
+(* Written by proofs/wpcoq/export.sh: the Why3 task WP builds for a
+   question of proofs/wpcoq/ (its predicates, WP's own translation of the
+   ACSL they name), printed by Why3's Coq printer, up to its goal.  Do not
+   edit: export.sh --check keeps it current, and proofs/wpcoq/README.md
+   names the Coq file that joins it to the theorems. *)
 Require Import BuiltIn.
 Require BuiltIn.
 Require HighOrd.
