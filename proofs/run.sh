@@ -825,14 +825,19 @@ if grep -nE '\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)\b' 
     echo "proofs: Coq: the lines above assume what they should prove"
     status=1
 fi
+# wpcoq MODE WHAT: proofs/wpcoq/export.sh MODE, its lines as Coq's; WHAT
+# says what failed when it fails.
+wpcoq() {
+    if sh proofs/wpcoq/export.sh "$1" >"$log/wpcoq" 2>&1; then
+        sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
+    else
+        cat "$log/wpcoq"
+        echo "proofs: Coq: $2"
+        status=1
+    fi
+}
 # WP's translation of the ACSL that the joints read: today's
-if sh proofs/wpcoq/export.sh --check >"$log/wpcoq" 2>&1; then
-    sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
-else
-    cat "$log/wpcoq"
-    echo "proofs: Coq: proofs/wpcoq/gen/ is not WP's translation of the ACSL today (proofs/wpcoq/export.sh --check)"
-    status=1
-fi
+wpcoq --check "proofs/wpcoq/gen/WpAcsl.v is not WP's translation of the ACSL today"
 if make -s -C proofs/coq >"$log/coq" 2>&1; then
     for v in proofs/coq/*.v; do
         if [ "${v%.v}.vo" -nt "$v" ]; then
@@ -843,14 +848,8 @@ if make -s -C proofs/coq >"$log/coq" 2>&1; then
         fi
     done
     sed 's/^/proofs: Coq: /' "$log/coq"
-    # the joint's negative controls (they compile against proofs/coq)
-    if sh proofs/wpcoq/export.sh --controls >"$log/wpcoq" 2>&1; then
-        sed 's/^proofs\/wpcoq\/export.sh: /proofs: Coq: /' "$log/wpcoq"
-    else
-        cat "$log/wpcoq"
-        echo "proofs: Coq: a negative control of the joints (proofs/wpcoq/controls.txt) was not caught"
-        status=1
-    fi
+    # the joints' negative controls (they compile against proofs/coq)
+    wpcoq --controls "a negative control of the joints (proofs/wpcoq/controls.txt) was not caught"
 else
     cat "$log/coq"
     echo "proofs: Coq: compilation failed"

@@ -7,9 +7,9 @@
    C's contracts (ref/engine/cluster.c) state the same objects in ACSL
    (proofs/acsl/cluster.h), and WP proves them of the C.  Until this file
    the two were the same definitions written twice, matched by reading.
-   Here the ACSL side is not rewritten by hand: Wp.WpCluster
-   (proofs/wpcoq/gen/WpCluster.v) is the Why3 task WP builds from
-   proofs/acsl/cluster.h, printed in Coq by Why3's own printer
+   Here the ACSL side is not rewritten by hand: Wp.WpAcsl
+   (proofs/wpcoq/gen/WpAcsl.v) is the Why3 task WP builds from
+   proofs/acsl/cluster.h (and kernels.h, for SamplerJoint.v), printed in Coq by Why3's own printer
    (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what WP
    prints today).  Its P_edge_first, P_last_edge, P_best_link,
    P_ranked_tree, P_in_subtree, P_subtree_sides, P_prim_perm and
@@ -59,7 +59,7 @@
        edge_pos), which edge_pos_joint uses; a function meets it, so that
        equation assumes nothing a definition would not.
    Print Assumptions (Assumptions.v) lists L_edge_pos and L_edge_pos'def
-   beside the reals' axioms, and nothing else of WpCluster.v's.
+   beside the reals' axioms, and nothing else of WpAcsl.v's.
 
    Negative controls: proofs/wpcoq/export.sh --controls plants a change in
    a copy of proofs/acsl/cluster.h (edge_first's order reversed, the root
@@ -68,7 +68,7 @@
    and requires this file to fail to compile against it. *)
 From Coq Require Import ZArith Reals Bool List Lia Lra Peano_dec.
 From Pflref Require Import Bipartition.
-From Wp Require Import WpCluster.
+From Wp Require Import WpAcsl.
 
 Lemma L_edge_pos_exists : exists f : Z -> Z -> Z -> Z,
   forall a b m, ((a < b)%Z -> f a b m = (b + a * m)%Z) /\

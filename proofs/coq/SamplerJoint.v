@@ -8,7 +8,7 @@
    from it.  The C's sampler (ref/sampling/sampler.c) returns its draw as
    an array: on PFLREF_OK, ascending_subset(chosen, m, N) (ref/sampling/
    kernels.h), proved by WP from the check with pflref_ids_first_bad.
-   Wp.WpSampler (proofs/wpcoq/gen/WpSampler.v) is the Why3 task WP builds
+   Wp.WpAcsl (proofs/wpcoq/gen/WpAcsl.v) holds the definition WP builds
    from that predicate, printed in Coq by Why3's own printer
    (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what
    WP prints today).
@@ -42,7 +42,7 @@
 From Coq Require Import ZArith Lia.
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From mathcomp Require Import fintype finset.
-From Wp Require WpSampler.
+From Wp Require WpAcsl.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -51,23 +51,23 @@ Unset Printing Implicit Defensive.
 Section Joint.
 
 Variables (N m : nat).
-Variable Mint : WpSampler.addr -> Z.
-Variable chosen : WpSampler.addr.
+Variable Mint : WpAcsl.addr -> Z.
+Variable chosen : WpAcsl.addr.
 
-Hypothesis size_t_nat : forall i, (0 <= Mint (WpSampler.shift chosen i))%Z.
+Hypothesis size_t_nat : forall i, (0 <= Mint (WpAcsl.shift chosen i))%Z.
 
 Definition chosen_id (j : nat) : nat :=
-  Z.to_nat (Mint (WpSampler.shift chosen (Z.of_nat j))).
+  Z.to_nat (Mint (WpAcsl.shift chosen (Z.of_nat j))).
 
 Lemma id_of j :
-  Z.of_nat (chosen_id j) = Mint (WpSampler.shift chosen (Z.of_nat j)).
+  Z.of_nat (chosen_id j) = Mint (WpAcsl.shift chosen (Z.of_nat j)).
 Proof. by rewrite /chosen_id Z2Nat.id. Qed.
 
 Lemma pred_of j : 0 < j -> Z.of_nat j.-1 = (-1 + Z.of_nat j)%Z.
 Proof. by case: j => // j _; rewrite (_ : j.+1.-1 = j) //; lia. Qed.
 
 Theorem ascending_subset_joint :
-  WpSampler.P_ascending_subset Mint chosen (Z.of_nat m) (Z.of_nat N) <->
+  WpAcsl.P_ascending_subset Mint chosen (Z.of_nat m) (Z.of_nat N) <->
   (forall j, j < m -> chosen_id j < N) /\
   (forall j, 0 < j < m -> chosen_id j.-1 < chosen_id j).
 Proof.

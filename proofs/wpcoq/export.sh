@@ -3,26 +3,25 @@
 # proofs/wpcoq/export.sh: WP's own Coq translation of the ACSL definitions
 # that the Coq theorems read (proofs/wpcoq/README.md).
 #
-#   sh proofs/wpcoq/export.sh             write proofs/wpcoq/gen/Wp*.v
-#   sh proofs/wpcoq/export.sh --check     exit 1 unless those files are what
-#                                         WP prints today (proofs/run.sh)
-#   sh proofs/wpcoq/export.sh --controls  the negative controls: each plants
-#                                         a change in a copy of a header,
-#                                         exports it, and must make the
-#                                         joint's Coq file fail in the
-#                                         theorem named (needs proofs/coq
-#                                         compiled)
+#   sh proofs/wpcoq/export.sh             write proofs/wpcoq/gen/WpAcsl.v
+#   sh proofs/wpcoq/export.sh --check     exit 1 unless that file is what WP
+#                                         prints today (proofs/run.sh)
+#   sh proofs/wpcoq/export.sh --controls  the negative controls
+#                                         (controls.txt): each plants a
+#                                         change in a copy of a header,
+#                                         exports it, and must make a joint
+#                                         fail in the theorem named (needs
+#                                         proofs/coq compiled)
 #
-# The exports (EXPORTS below): a question (a C file of this folder with one
-# false ACSL lemma over the predicates a joint reads), the header that
-# defines them, the file written, and the Coq file of proofs/coq that reads
-# it.  How: WP is asked to prove the lemma with one prover, declared in a
-# Why3 configuration of this run only: its driver is proofs/wpcoq/coq.drv
-# (Why3's Coq printer, no realizations) and its command copies the file
-# Why3 prints for the goal, instead of proving anything.  The task holds
-# every definition the lemma uses, as Why3 sends it to Z3 and CVC4 in the
-# proofs of proofs/run.sh (model typed+real, with run.sh's preprocessor
-# options); the file kept is that task up to its goal.
+# The question, proofs/wpcoq/question.c, is one false ACSL lemma over every
+# predicate the joints of proofs/coq/ read, from the headers of HEADERS.
+# WP is asked to prove it with one prover, declared in a Why3 configuration
+# of this run only: its driver is proofs/wpcoq/coq.drv (Why3's Coq printer,
+# no realizations) and its command copies the file Why3 prints for the
+# goal, instead of proving anything.  The task holds every definition the
+# lemma uses, as Why3 sends it to Z3 and CVC4 in the proofs of
+# proofs/run.sh (model typed+real, with run.sh's preprocessor options); the
+# file kept is that task up to its goal.
 # Exit status: 0 done, 1 a check or control failed, 2 usage or tools.
 set -eu
 
@@ -31,9 +30,9 @@ HERE=$ROOT/proofs/wpcoq
 COQFLAGS='-q -w -notation-overridden,-ambiguous-paths,-deprecated-instance-without-locality'
 CPP="-I$ROOT/include -I$ROOT/ref -D_POSIX_C_SOURCE=200809L -idirafter /usr/include"
 
-# NAME | question | header it reads | file written (gen/) | joint
-EXPORTS='cluster|proofs/wpcoq/cluster.c|proofs/acsl/cluster.h|WpCluster.v|ClusterJoint.v
-sampler|proofs/wpcoq/sampler.c|ref/sampling/kernels.h|WpSampler.v|SamplerJoint.v'
+QUESTION=proofs/wpcoq/question.c
+HEADERS="proofs/acsl/cluster.h ref/sampling/kernels.h"
+OUT=$HERE/gen/WpAcsl.v
 
 mode=${1:-write}
 case "$mode" in
@@ -66,23 +65,26 @@ in_place = false
 interactive = false
 EOF
 
-# export_from QUESTION HEADER HEADER_FILE DEST NAME: WP's translation of
-# the definitions QUESTION's lemma export_NAME uses, with HEADER (a path of
-# the tree) read from the file HEADER_FILE (the tree's, or a planted copy),
-# into DEST.
+# export_from DEST [HEADER PLANTED]: WP's translation of the definitions
+# the question's lemma uses into DEST, from the tree's headers, or with
+# HEADER (one of HEADERS) read from the file PLANTED instead.
 export_from() {
     rm -rf "$tmp/task" "$tmp/src" "$tmp/wp"
-    mkdir -p "$tmp/task" "$tmp/src/$(dirname "$1")" "$tmp/src/$(dirname "$2")"
-    cp "$ROOT/$1" "$tmp/src/$1"
-    cp "$3" "$tmp/src/$2"
+    mkdir -p "$tmp/task" "$tmp/src/$(dirname "$QUESTION")"
+    cp "$ROOT/$QUESTION" "$tmp/src/$QUESTION"
+    for h in $HEADERS; do
+        mkdir -p "$tmp/src/$(dirname "$h")"
+        cp "$ROOT/$h" "$tmp/src/$h"
+    done
+    [ $# -eq 1 ] || cp "$3" "$tmp/src/$2"
     if ! WHY3CONFIG="$tmp/why3.conf" frama-c -cpp-extra-args="$CPP" -wp \
-            -wp-model typed+real -wp-prop="export_$5" -wp-prover CoqExport \
-            -wp-cache none -wp-out "$tmp/wp" "$tmp/src/$1" </dev/null >"$tmp/wp.log" 2>&1; then
+            -wp-model typed+real -wp-prop=export_acsl -wp-prover CoqExport \
+            -wp-cache none -wp-out "$tmp/wp" "$tmp/src/$QUESTION" </dev/null >"$tmp/wp.log" 2>&1; then
         cat "$tmp/wp.log" >&2
-        echo "proofs/wpcoq/export.sh: WP failed on $1" >&2
+        echo "proofs/wpcoq/export.sh: WP failed on $QUESTION" >&2
         exit 2
     fi
-    set -- "$4" "$tmp"/task/*.v
+    set -- "$1" "$tmp"/task/*.v
     if [ $# -ne 2 ] || [ ! -f "$2" ]; then
         cat "$tmp/wp.log" >&2
         echo "proofs/wpcoq/export.sh: WP printed $(($# - 1)) tasks, not one" >&2
@@ -95,78 +97,73 @@ export_from() {
 }
 
 status=0
-echo "$EXPORTS" >"$tmp/exports"
-while IFS='|' read -r name question header out joint; do
-    case "$mode" in
-    write)
-        export_from "$question" "$header" "$ROOT/$header" "$tmp/$out" "$name"
-        mkdir -p "$HERE/gen"
-        mv "$tmp/$out" "$HERE/gen/$out"
-        echo "proofs/wpcoq/export.sh: wrote proofs/wpcoq/gen/$out"
-        ;;
-    --check)
-        export_from "$question" "$header" "$ROOT/$header" "$tmp/$out" "$name"
-        if cmp -s "$tmp/$out" "$HERE/gen/$out"; then
-            echo "proofs/wpcoq/export.sh: $out is WP's translation of $header"
-        else
-            diff -u "$HERE/gen/$out" "$tmp/$out" | head -40 >&2 || true
-            echo "proofs/wpcoq/export.sh: proofs/wpcoq/gen/$out is not WP's translation of $header today; run sh proofs/wpcoq/export.sh, then make proofs/coq/$joint agree" >&2
+case "$mode" in
+write)
+    export_from "$tmp/WpAcsl.v"
+    mkdir -p "$HERE/gen"
+    mv "$tmp/WpAcsl.v" "$OUT"
+    echo "proofs/wpcoq/export.sh: wrote proofs/wpcoq/gen/WpAcsl.v"
+    ;;
+--check)
+    export_from "$tmp/WpAcsl.v"
+    if cmp -s "$tmp/WpAcsl.v" "$OUT"; then
+        echo "proofs/wpcoq/export.sh: WpAcsl.v is WP's translation of the ACSL of $(echo $HEADERS | sed 's/ / and /')"
+    else
+        diff -u "$OUT" "$tmp/WpAcsl.v" | head -40 >&2 || true
+        echo "proofs/wpcoq/export.sh: proofs/wpcoq/gen/WpAcsl.v is not WP's translation of the ACSL today; run sh proofs/wpcoq/export.sh, then make the joints agree" >&2
+        status=1
+    fi
+    ;;
+--controls)
+    # Each control, a line HEADER@NAME@JOINT@THEOREM@FROM@TO of
+    # controls.txt: in a copy of HEADER the text FROM (a fixed string that
+    # must occur there once) becomes TO, which changes one definition that
+    # THEOREM of proofs/coq/JOINT proves equal to (or to give) the Coq
+    # theorems'.  It is caught when JOINT then fails to compile, first in
+    # THEOREM (Coq stops at the first proof that fails).
+    grep -v '^#' "$HERE/controls.txt" >"$tmp/controls"
+    while IFS='@' read -r header control joint theorem from to; do
+        if [ "$(grep -cF -- "$from" "$ROOT/$header")" != 1 ]; then
+            echo "proofs/wpcoq/export.sh: control $control: its text is not in $header once" >&2
             status=1
+            continue
         fi
-        ;;
-    --controls)
-        # Each control of this export: NAME@THEOREM@FROM@TO (controls.txt):
-        # the text FROM (a fixed string that must occur once in the header)
-        # becomes TO, which changes one definition that THEOREM proves
-        # equal to (or to give) the Coq theorems'.  It is caught when the
-        # joint then fails to compile, first in THEOREM (Coq stops at the
-        # first proof that fails).
-        sed -n "s/^$name@//p" "$HERE/controls.txt" >"$tmp/controls"
-        [ -s "$tmp/controls" ] ||
-            { echo "proofs/wpcoq/export.sh: no control for $name" >&2; status=1; }
-        while IFS='@' read -r control theorem from to; do
-            if [ "$(grep -cF -- "$from" "$ROOT/$header")" != 1 ]; then
-                echo "proofs/wpcoq/export.sh: control $control: its text is not in $header once" >&2
-                status=1
-                continue
-            fi
-            # (through the environment: awk -v would read \f in \forall
-            # as an escape)
-            FROM=$from TO=$to awk '{ f = ENVIRON["FROM"]; i = index($0, f)
-                    if (i) $0 = substr($0, 1, i - 1) ENVIRON["TO"] substr($0, i + length(f))
-                    print }' "$ROOT/$header" >"$tmp/planted.h"
-            rm -rf "$tmp/gen"
-            mkdir -p "$tmp/gen"
-            export_from "$question" "$header" "$tmp/planted.h" "$tmp/gen/$out" "$name"
-            if cmp -s "$tmp/gen/$out" "$HERE/gen/$out"; then
-                echo "proofs/wpcoq/export.sh: control $control: WP's translation did not change" >&2
-                status=1
-                continue
-            fi
-            cp "$ROOT/proofs/coq/$joint" "$tmp/gen/$joint"
-            # shellcheck disable=SC2086
-            if ! (cd "$tmp/gen" && coqc $COQFLAGS -Q "$HERE/lib" "" -Q . Wp "$out" </dev/null); then
-                echo "proofs/wpcoq/export.sh: control $control: its $out does not compile" >&2
-                status=1
-            # shellcheck disable=SC2086
-            elif (cd "$tmp/gen" && coqc $COQFLAGS -Q "$HERE/lib" "" -Q . Wp \
-                    -Q "$ROOT/proofs/coq" Pflref "$joint" </dev/null >"$tmp/coq.log" 2>&1); then
-                echo "proofs/wpcoq/export.sh: control $control NOT caught: $joint still compiles" >&2
-                status=1
+        # (through the environment: awk -v would read \f in \forall
+        # as an escape)
+        FROM=$from TO=$to awk '{ f = ENVIRON["FROM"]; i = index($0, f)
+                if (i) $0 = substr($0, 1, i - 1) ENVIRON["TO"] substr($0, i + length(f))
+                print }' "$ROOT/$header" >"$tmp/planted.h"
+        rm -rf "$tmp/gen"
+        mkdir -p "$tmp/gen"
+        export_from "$tmp/gen/WpAcsl.v" "$header" "$tmp/planted.h"
+        if cmp -s "$tmp/gen/WpAcsl.v" "$OUT"; then
+            echo "proofs/wpcoq/export.sh: control $control: WP's translation did not change" >&2
+            status=1
+            continue
+        fi
+        cp "$ROOT/proofs/coq/$joint" "$tmp/gen/$joint"
+        # shellcheck disable=SC2086
+        if ! (cd "$tmp/gen" && coqc $COQFLAGS -Q "$HERE/lib" "" -Q . Wp WpAcsl.v </dev/null); then
+            echo "proofs/wpcoq/export.sh: control $control: its WpAcsl.v does not compile" >&2
+            status=1
+        # shellcheck disable=SC2086
+        elif (cd "$tmp/gen" && coqc $COQFLAGS -Q "$HERE/lib" "" -Q . Wp \
+                -Q "$ROOT/proofs/coq" Pflref "$joint" </dev/null >"$tmp/coq.log" 2>&1); then
+            echo "proofs/wpcoq/export.sh: control $control NOT caught: $joint still compiles" >&2
+            status=1
+        else
+            line=$(sed -n 's/^File .*, line \([0-9]*\),.*/\1/p' "$tmp/coq.log" | head -1)
+            failed=$(awk -v n="${line:-0}" 'NR <= n && /^(Theorem|Lemma|Corollary) / { t = $2 }
+                                              END { print t }' "$ROOT/proofs/coq/$joint")
+            if [ "$failed" = "$theorem" ]; then
+                echo "proofs/wpcoq/export.sh: control $control caught: $joint fails in $theorem (line $line)"
             else
-                line=$(sed -n 's/^File .*, line \([0-9]*\),.*/\1/p' "$tmp/coq.log" | head -1)
-                failed=$(awk -v n="${line:-0}" 'NR <= n && /^(Theorem|Lemma|Corollary) / { t = $2 }
-                                                  END { print t }' "$ROOT/proofs/coq/$joint")
-                if [ "$failed" = "$theorem" ]; then
-                    echo "proofs/wpcoq/export.sh: control $control caught: $joint fails in $theorem (line $line)"
-                else
-                    sed 's/^/  /' "$tmp/coq.log" >&2
-                    echo "proofs/wpcoq/export.sh: control $control: $joint fails in ${failed:-no theorem}, not $theorem" >&2
-                    status=1
-                fi
+                sed 's/^/  /' "$tmp/coq.log" >&2
+                echo "proofs/wpcoq/export.sh: control $control: $joint fails in ${failed:-no theorem}, not $theorem" >&2
+                status=1
             fi
-        done <"$tmp/controls"
-        ;;
-    esac
-done <"$tmp/exports"
+        fi
+    done <"$tmp/controls"
+    ;;
+esac
 exit $status

@@ -1,9 +1,9 @@
 (* SPDX-License-Identifier: GPL-3.0-or-later *)
-(* Written by proofs/wpcoq/export.sh: the Why3 task WP builds for a
-   question of proofs/wpcoq/ (its predicates, WP's own translation of the
+(* Written by proofs/wpcoq/export.sh: the Why3 task WP builds for
+   proofs/wpcoq/question.c (its predicates, WP's own translation of the
    ACSL they name), printed by Why3's Coq printer, up to its goal.  Do not
-   edit: export.sh --check keeps it current, and proofs/wpcoq/README.md
-   names the Coq file that joins it to the theorems. *)
+   edit: export.sh --check keeps it current; proofs/coq/ClusterJoint.v and
+   SamplerJoint.v join it to the theorems. *)
 Require Import BuiltIn.
 Require BuiltIn.
 Require HighOrd.
@@ -90,6 +90,26 @@ Axiom cdiv_closed_remainder :
   (0%Z <= a)%Z -> (0%Z <= b)%Z ->
   (0%Z <= (b - a)%Z)%Z /\ ((b - a)%Z < n)%Z ->
   ((ZArith.BinInt.Z.rem a n) = (ZArith.BinInt.Z.rem b n)) -> (a = b).
+
+Axiom Q_square_fits_rank :
+  forall (m:Numbers.BinNums.Z), (0%Z <= m)%Z ->
+  ((m * m)%Z <= 18446744073709551615%Z)%Z -> (m <= 4294967295%Z)%Z.
+
+Parameter L_edge_pos:
+  Numbers.BinNums.Z -> Numbers.BinNums.Z -> Numbers.BinNums.Z ->
+  Numbers.BinNums.Z.
+
+Axiom L_edge_pos'def :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z -> ((L_edge_pos a b m) = (b + (a * m)%Z)%Z)) /\
+  (~ (a < b)%Z -> ((L_edge_pos a b m) = (a + (b * m)%Z)%Z)).
+
+Axiom Q_edge_pos_sorted :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z -> ~ (a < b)%Z -> ((L_edge_pos a a m) = (L_edge_pos a b m))) /\
+  (~ (a < b)%Z ->
+   ((a < b)%Z -> ((L_edge_pos b b m) = (L_edge_pos a b m))) /\
+   (~ (a < b)%Z -> ((L_edge_pos b a m) = (L_edge_pos a b m)))).
 
 (* Why3 assumption *)
 Inductive addr :=
@@ -318,10 +338,88 @@ Axiom addr_of_int_bijection :
 Axiom addr_of_null : ((int_of_addr null) = 0%Z).
 
 (* Why3 assumption *)
+Definition P_prim_perm (prim_order:Numbers.BinNums.Z -> Numbers.BinNums.Z)
+    (prim_slot:Numbers.BinNums.Z -> Numbers.BinNums.Z)
+    (m:Numbers.BinNums.Z) : Prop :=
+  (forall (i:Numbers.BinNums.Z),
+   let x := prim_slot i in
+   (0%Z <= i)%Z -> (i < m)%Z ->
+   (((prim_order x) = i) /\ (0%Z <= x)%Z) /\ (x < m)%Z) /\
+  (forall (i:Numbers.BinNums.Z),
+   let x := prim_order i in
+   (0%Z <= i)%Z -> (i < m)%Z ->
+   (((prim_slot x) = i) /\ (0%Z <= x)%Z) /\ (x < m)%Z).
+
+(* Why3 assumption *)
+Definition P_ranked_tree (Mint:addr -> Numbers.BinNums.Z)
+    (prim_rank:Numbers.BinNums.Z -> Numbers.BinNums.Z) (parent:addr)
+    (m:Numbers.BinNums.Z) : Prop :=
+  (forall (i:Numbers.BinNums.Z),
+   let x := prim_rank i in
+   (0%Z <= i)%Z -> (i < m)%Z -> (0%Z <= x)%Z /\ (x < m)%Z) /\
+  (forall (i:Numbers.BinNums.Z),
+   let x := Mint (shift parent i) in
+   (0%Z < i)%Z -> (i < m)%Z -> (x < m)%Z /\ ((prim_rank x) < (prim_rank i))%Z).
+
+(* Why3 assumption *)
 Definition P_ascending_subset (Mint:addr -> Numbers.BinNums.Z) (ids:addr)
     (m:Numbers.BinNums.Z) (N:Numbers.BinNums.Z) : Prop :=
   (forall (i:Numbers.BinNums.Z), (0%Z <= i)%Z -> (i < m)%Z ->
    ((Mint (shift ids i)) < N)%Z) /\
   (forall (i:Numbers.BinNums.Z), (0%Z < i)%Z -> (i < m)%Z ->
    ((Mint (shift ids ((-1%Z)%Z + i)%Z)) < (Mint (shift ids i)))%Z).
+
+(* Why3 assumption *)
+Definition P_prim_joined (Mint:addr -> Numbers.BinNums.Z)
+    (prim_slot:Numbers.BinNums.Z -> Numbers.BinNums.Z) (in_tree:addr)
+    (m:Numbers.BinNums.Z) (added:Numbers.BinNums.Z) : Prop :=
+  forall (i:Numbers.BinNums.Z), (0%Z <= i)%Z -> (i < m)%Z ->
+  ((prim_slot i) < added)%Z <-> ~ ((Mint (shift in_tree i)) = 0%Z).
+
+(* Why3 assumption *)
+Inductive P_in_subtree: (addr -> Numbers.BinNums.Z) -> addr ->
+  Numbers.BinNums.Z -> Numbers.BinNums.Z -> Prop :=
+  | Q_subtree_top :
+      forall (Mint:addr -> Numbers.BinNums.Z) (parent:addr)
+        (c:Numbers.BinNums.Z),
+      P_in_subtree Mint parent c c
+  | Q_subtree_below :
+      forall (Mint:addr -> Numbers.BinNums.Z) (parent:addr)
+        (c:Numbers.BinNums.Z) (v:Numbers.BinNums.Z),
+      ~ (v = 0%Z) -> ~ (v = c) ->
+      P_in_subtree Mint parent c (Mint (shift parent v)) ->
+      P_in_subtree Mint parent c v.
+
+(* Why3 assumption *)
+Definition P_subtree_sides (Mint:addr -> Numbers.BinNums.Z)
+    (Mint1:addr -> Numbers.BinNums.Z) (parent:addr) (m:Numbers.BinNums.Z)
+    (c:Numbers.BinNums.Z) (side:addr) : Prop :=
+  forall (i:Numbers.BinNums.Z), (0%Z <= i)%Z -> (i < m)%Z ->
+  P_in_subtree Mint parent c i <-> ((Mint1 (shift side i)) = 1%Z).
+
+(* Why3 assumption *)
+Definition P_edge_first (Mf64:addr -> Reals.Rdefinitions.R) (alpha:addr)
+    (m:Numbers.BinNums.Z) (a1:Numbers.BinNums.Z) (b1:Numbers.BinNums.Z)
+    (a2:Numbers.BinNums.Z) (b2:Numbers.BinNums.Z) : Prop :=
+  let x := L_edge_pos a2 b2 m in
+  let r := Mf64 (shift alpha x) in
+  let x1 := L_edge_pos a1 b1 m in
+  let r1 := Mf64 (shift alpha x1) in (r < r1)%R \/ (r = r1) /\ (x1 < x)%Z.
+
+(* Why3 assumption *)
+Definition P_last_edge (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z) (alpha:addr) (m:Numbers.BinNums.Z)
+    (parent:addr) (c:Numbers.BinNums.Z) : Prop :=
+  forall (i:Numbers.BinNums.Z), (0%Z < i)%Z -> (i < m)%Z ->
+  ~ P_edge_first Mf64 alpha m (Mint (shift parent c)) c
+    (Mint (shift parent i)) i.
+
+(* Why3 assumption *)
+Definition P_best_link (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z) (Mint1:addr -> Numbers.BinNums.Z)
+    (alpha:addr) (m:Numbers.BinNums.Z) (in_tree:addr) (link:addr)
+    (v:Numbers.BinNums.Z) : Prop :=
+  forall (i:Numbers.BinNums.Z), ~ ((Mint1 (shift in_tree i)) = 0%Z) ->
+  (0%Z <= i)%Z -> (i < m)%Z ->
+  ~ P_edge_first Mf64 alpha m i v (Mint (shift link v)) v.
 
