@@ -6,7 +6,7 @@
    ACSL logic function edge_pos as WP's translation declares it
    (L_edge_pos and its equation L_edge_pos'def; see that file). *)
 From Pflref Require Import PFedMeInner ProxQuad Sampling Pflego Variance
-  Bipartition PrimControl ClusterJoint SamplerJoint.
+  Bipartition PrimControl ClusterJoint SamplerJoint Selection.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -97,3 +97,5 @@ Print Assumptions ClusterJoint.sides_components.
 Print Assumptions SamplerJoint.ascending_subset_joint.
 Print Assumptions SamplerJoint.ascending_increasing.
 Print Assumptions SamplerJoint.chosen_is_draw.
+Print Assumptions Selection.selection_uniform.
+Print Assumptions Selection.selection_exact.
