@@ -99,3 +99,5 @@ Print Assumptions SamplerJoint.ascending_increasing.
 Print Assumptions SamplerJoint.chosen_is_draw.
 Print Assumptions Selection.selection_uniform.
 Print Assumptions Selection.selection_exact.
+Print Assumptions Selection.tail_outside.
+Print Assumptions Selection.fisher_yates_prefix_uniform.

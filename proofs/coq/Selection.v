@@ -1,5 +1,6 @@
-(* proofs/coq/Selection.v: Knuth's selection sampling (Algorithm S) draws
-   every m-subset with the same probability.
+(* proofs/coq/Selection.v: both samplers pflref offers draw every m-subset
+   with the same probability: Knuth's selection sampling (Algorithm S, the
+   default gsl) and the prefix of a Fisher–Yates shuffle (numpy_legacy).
 
    Algorithm.  D. E. Knuth, The Art of Computer Programming, vol. 2, §3.4.2,
    Algorithm S (selection sampling): go through the n items in order; with
@@ -31,12 +32,29 @@
    GSL's randist/shuffle.c), and that U is uniform on [0, 1): for mt19937
    gsl_rng_uniform returns multiples of 2^−32, so each step's probability
    is (m − j)/(n − t) to within 2^−32, and the draws are as independent as
-   the generator's outputs.  The numpy_legacy sampler (a Fisher–Yates
-   permutation's first m entries, ref/sampling/shuffle.c) is not covered
-   here.  Real arithmetic; the binomial identities are mathcomp's
-   (mul_bin_diag, mul_bin_down). *)
+   the generator's outputs.
+
+   The numpy_legacy sampler (numpy's RandomState.choice(n, m,
+   replace=False): the first m entries of a Fisher–Yates permutation,
+   ref/sampling/shuffle.c, sorted).  The shuffle fixes the places n − 1
+   down to 1 in turn, swapping into place i the item at a uniform j in
+   0..i, i.e. an item chosen uniformly among those not yet placed; the
+   places m..n−1 are fixed by the first n − m steps, and the later steps
+   only reorder places 0..m−1.  So the set of the first m entries is what
+   n − m uniform removals from the n items leave.
+     - fisher_yates_prefix_uniform: k uniform removals from a set U leave
+       a given S ⊆ U with #|U| = #|S| + k with probability 1/C(#|U|, #|S|)
+       (k = n − m: every m-subset alike);
+     - tail_outside: they never leave a set that is not inside U.
+   Trusted: that shuffle.c's swap loop is that process (WP proves it a
+   permutation, proofs/README.md; the correspondence is read) and that its
+   interval draw is uniform on 0..i given uniform 32-bit outputs of mt19937
+   (numpy's rejection with a mask, which shuffle.c replicates).
+   Real arithmetic; the binomial identities are mathcomp's (mul_bin_diag,
+   mul_bin_down). *)
 From Coq Require Import Reals Lra.
-From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq binomial.
+From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
+From mathcomp Require Import fintype finset bigop binomial.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -70,6 +88,10 @@ Proof. by move=> H; apply: lt_0_INR; apply/ltP; rewrite bin_gt0. Qed.
 Theorem selection_uniform d m :
   (m <= size d)%N -> count id d = m -> algS (size d) m d = / INR 'C(size d, m).
 Proof.
+(* Induction on the decisions: the first item is chosen with probability
+   m/n and the rest choose m − 1 of n − 1, or passed over with probability
+   1 − m/n and the rest choose m of n − 1; (m/n)/C(n − 1, m − 1) and
+   ((n − m)/n)/C(n − 1, m) are both 1/C(n, m) (mul_bin_diag, mul_bin_down). *)
 elim: d m => [| b d IH] m Hm Hc.
   by move: Hc => /= <-; rewrite bin0 /=; lra.
 rewrite [size _]/=; set s := size d.
@@ -129,3 +151,91 @@ case: b Hm Hc => Hm Hc; rewrite ?algS_true ?algS_false;
   have -> : 1 - INR s.+1 / INR s.+1 = 0 by field; lra.
   by rewrite Rmult_0_l.
 Qed.
+
+(* ---- numpy_legacy: the first m entries of a Fisher–Yates permutation ---- *)
+
+(* (R, +, 0) as a commutative monoid, for mathcomp's big sums. *)
+Lemma Rplus_assoc_f : associative Rplus.
+Proof. by move=> x y z; rewrite Rplus_assoc. Qed.
+#[local] Canonical Rplus_monoid_f := Monoid.Law Rplus_assoc_f Rplus_0_l Rplus_0_r.
+#[local] Canonical Rplus_comoid_f := Monoid.ComLaw Rplus_comm.
+
+Section Tail.
+
+Variable T : finType.
+
+(* The probability that k steps, each taking out an item of the current set
+   U chosen uniformly (one Fisher–Yates step: the item swapped into the
+   last place not yet fixed), leave exactly S. *)
+Fixpoint tail_prob (k : nat) (U S : {set T}) : R :=
+  match k with
+  | 0 => if U == S then 1 else 0
+  | k'.+1 => \big[Rplus/0]_(x in U) (/ INR #|U| * tail_prob k' (U :\ x) S)
+  end.
+
+Lemma sum_const_in (A : pred T) (c : R) :
+  \big[Rplus/0]_(x in A) c = INR #|A| * c.
+Proof.
+rewrite big_const; elim: #|A| => [| n IH]; first by rewrite /= Rmult_0_l.
+rewrite iterS IH S_INR; ring.
+Qed.
+
+(* Only subsets of U can be left. *)
+Lemma tail_outside k :
+  forall U S : {set T}, ~~ (S \subset U) -> tail_prob k U S = 0.
+Proof.
+elim: k => [| k IH] U S HSU /=.
+  case: eqP => // E; by rewrite E subxx in HSU.
+rewrite big1 // => x xU; rewrite IH ?Rmult_0_r //.
+apply: contra HSU => H; apply: (subset_trans H); exact: subsetDl.
+Qed.
+
+(* req: sampling.numpy, sampling.lemma21.incl *)
+Theorem fisher_yates_prefix_uniform k :
+  forall U S : {set T}, S \subset U -> #|U| = (#|S| + k)%N ->
+  tail_prob k U S = / INR 'C(#|U|, #|S|).
+Proof.
+elim: k => [| k IH] U S HSU HU /=.
+  have -> : U = S by apply/esym/eqP; rewrite eqEcard HSU HU addn0 leqnn.
+  by rewrite eqxx binn /=; lra.
+(* The first removal takes x ∈ U with probability 1/#|U|.  Taking an
+   x ∈ S leaves S outside for good (tail_outside); each of the #|U| − #|S|
+   others leaves S ⊆ U :\ x and k steps, 1/C(#|U| − 1, #|S|) by
+   induction.  And (n − s)/(n C(n − 1, s)) = 1/C(n, s) (mul_bin_down). *)
+rewrite (bigID (fun x => x \in S)) /=.
+rewrite big1 => [| x /andP[xU xS]]; last first.
+  rewrite tail_outside ?Rmult_0_r //.
+  by apply/negP => H; move: (subsetP H x xS); rewrite !inE eqxx.
+rewrite Rplus_0_l.
+set n := #|U|; set s := #|S|.
+have Hx : forall x, x \in U -> x \notin S -> #|U :\ x| = (s + k)%N.
+  by move=> x xU _; move: HU; rewrite (cardsD1 x U) xU add1n addnS => -[].
+rewrite (eq_bigr (fun _ => / INR n * / INR 'C(n.-1, s))); last first.
+  move=> x /andP[xU xS]; rewrite IH.
+  - rewrite (Hx x xU xS) -/s; congr (_ * / INR 'C(_, _)).
+    by rewrite /n HU addnS.
+  - apply/subsetP => y yS; rewrite !inE; apply/andP; split.
+      by apply: contraNneq xS => <-.
+    exact: (subsetP HSU).
+  - exact: Hx.
+rewrite (eq_bigl (mem (U :\: S))); last by move=> x; rewrite !inE andbC.
+rewrite sum_const_in.
+have Hc : #|U :\: S| = (n - s)%N.
+  by rewrite cardsD (setIidPr HSU).
+rewrite Hc.
+have Hns : (n - s)%N = k.+1 by rewrite /n HU addKn.
+have E := mul_bin_down n s.
+have E' : INR n * INR 'C(n.-1, s) = INR (n - s) * INR 'C(n, s)
+  by rewrite -!INR_mul E.
+have P1 : 0 < INR 'C(n.-1, s) by apply: lt_0_INR; apply/ltP; rewrite bin_gt0
+  /n HU addnS /= leq_addr.
+have P2 : 0 < INR 'C(n, s) by apply: lt_0_INR; apply/ltP; rewrite bin_gt0
+  /n HU leq_addr.
+have P3 : 0 < INR n by apply: lt_0_INR; apply/ltP; rewrite /n HU addnS.
+have P4 : 0 < INR (n - s) by rewrite Hns; apply: lt_0_INR; apply/ltP.
+apply: (Rmult_eq_reg_l (INR n * INR 'C(n.-1, s))); last by nra.
+have -> : INR n * INR 'C(n.-1, s) * (INR (n - s) * (/ INR n * / INR 'C(n.-1, s))) =
+          INR (n - s) by field; lra.
+rewrite E'; field; lra.
+Qed.
+End Tail.
