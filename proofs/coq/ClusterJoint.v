@@ -9,9 +9,10 @@
    the two were the same definitions written twice, matched by reading.
    Here the ACSL side is not rewritten by hand: Wp.WpAcsl
    (proofs/wpcoq/gen/WpAcsl.v) is the Why3 task WP builds from
-   proofs/acsl/cluster.h (and kernels.h, for SamplerJoint.v), printed in Coq by Why3's own printer
-   (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what WP
-   prints today).  Its P_edge_first, P_last_edge, P_best_link,
+   proofs/acsl/cluster.h (and from ref/sampling/kernels.h, for
+   SamplerJoint.v), printed in Coq by Why3's own printer
+   (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what
+   WP prints today).  Its P_edge_first, P_last_edge, P_best_link,
    P_ranked_tree, P_in_subtree, P_subtree_sides, P_prim_perm and
    P_prim_joined are the definitions the SMT solvers receive in the proofs
    of ref/engine/cluster.c (the same model, typed+real).
@@ -61,11 +62,14 @@
    Print Assumptions (Assumptions.v) lists L_edge_pos and L_edge_pos'def
    beside the reals' axioms, and nothing else of WpAcsl.v's.
 
-   Negative controls: proofs/wpcoq/export.sh --controls plants a change in
-   a copy of proofs/acsl/cluster.h (edge_first's order reversed, the root
-   let into in_subtree, ranked_tree's < made ≤, prim_joined's < made ≤,
-   last_edge's comparison turned round), exports WP's translation of it
-   and requires this file to fail to compile against it. *)
+   Negative controls: proofs/wpcoq/export.sh --controls runs the eight of
+   proofs/wpcoq/controls.txt for this file, each a change planted in a copy
+   of proofs/acsl/cluster.h (edge_first's order reversed, last_edge's
+   comparison turned round, ranked_tree's < made ≤, the root let into
+   in_subtree, side 1 made side 0, prim_perm's inverse off by one,
+   prim_joined's < made ≤, best_link over the vertices off the tree); it
+   exports WP's translation of each and requires this file to fail to
+   compile against it, first in the theorem that joins that definition. *)
 From Coq Require Import ZArith Reals Bool List Lia Lra Peano_dec.
 From Pflref Require Import Bipartition.
 From Wp Require Import WpAcsl.

@@ -30,8 +30,9 @@
        exactly when some position holds it.  So the object the C returns
        is the object Sampling.v's theorems count, and inclusion_probability
        applies to it with T = 'I_N (#|T| = N) for any distribution that is
-       uniform over that space; that gsl_ran_choose's and numpy's draws
-       are uniform is the libraries', not proved here.
+       uniform over that space; Selection.v proves that the algorithms
+       both samplers run are (the libraries' code and generators are
+       trusted there).
    No axiom: Print Assumptions (Assumptions.v) answers "Closed under the
    global context" for each.
 
