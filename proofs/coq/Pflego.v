@@ -39,18 +39,13 @@ From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From mathcomp Require Import fintype finset bigop binomial.
 From Pflref Require Import Sampling.
+From Pflref Require Export RSum.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
 Unset Printing Implicit Defensive.
 
 Local Open Scope R_scope.
-
-(* (R, +, 0) as a commutative monoid, for mathcomp's big sums. *)
-Lemma Rplus_assoc' : associative Rplus.
-Proof. by move=> x y z; rewrite Rplus_assoc. Qed.
-Canonical Rplus_monoid := Monoid.Law Rplus_assoc' Rplus_0_l Rplus_0_r.
-Canonical Rplus_comoid := Monoid.ComLaw Rplus_comm.
 
 (* Σ_i k·F_i = k·Σ_i F_i. *)
 Lemma sumR_scale (I : finType) (P : pred I) (k : R) (F : I -> R) :

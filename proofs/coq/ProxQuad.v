@@ -68,18 +68,13 @@
 From Coq Require Import Reals Lra FunctionalExtensionality.
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From mathcomp Require Import fintype bigop.
+From Pflref Require Import RSum.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
 Unset Printing Implicit Defensive.
 
 Local Open Scope R_scope.
-
-(* (R, +, 0) as a commutative monoid, for mathcomp's big sums. *)
-Lemma Rplus_assoc_q : associative Rplus.
-Proof. by move=> x y z; rewrite Rplus_assoc. Qed.
-#[local] Canonical Rplus_monoid_q := Monoid.Law Rplus_assoc_q Rplus_0_l Rplus_0_r.
-#[local] Canonical Rplus_comoid_q := Monoid.ComLaw Rplus_comm.
 
 Section Quadratic.
 

@@ -55,6 +55,7 @@
 From Coq Require Import Reals Lra.
 From mathcomp Require Import ssreflect ssrbool ssrfun eqtype ssrnat seq.
 From mathcomp Require Import fintype finset bigop binomial.
+From Pflref Require Import RSum.
 
 Set Implicit Arguments.
 Unset Strict Implicit.
@@ -154,11 +155,6 @@ Qed.
 
 (* ---- numpy_legacy: the first m entries of a Fisher–Yates permutation ---- *)
 
-(* (R, +, 0) as a commutative monoid, for mathcomp's big sums. *)
-Lemma Rplus_assoc_f : associative Rplus.
-Proof. by move=> x y z; rewrite Rplus_assoc. Qed.
-#[local] Canonical Rplus_monoid_f := Monoid.Law Rplus_assoc_f Rplus_0_l Rplus_0_r.
-#[local] Canonical Rplus_comoid_f := Monoid.ComLaw Rplus_comm.
 
 Section Tail.
 
