@@ -77,6 +77,30 @@
             (in_tree[v] != 0 <==> prim_slot[v] < added);
  */
 
+/* Prim's run step by step, as the ghost permutation records it: the
+ * vertex prim_order[k] joined at step k, the root at step 0 (its slot is
+ * 0), hanging from a vertex joined at an earlier step by an edge that no
+ * edge across the cut of step k comes before (the vertices joined at
+ * steps < k against the rest: the assertion cut_property at that join,
+ * kept afterwards, since a tree vertex's slot and parent never change and
+ * the vertices off the tree keep slots ≥ added).  With added = m (the
+ * postcondition `run` of max_spanning_tree and of optimal_bipartition) it
+ * states, the slots taken for the steps, the hypotheses prim_cut and
+ * par_earlier of proofs/coq/Bipartition.v's section Maximal
+ * (proofs/coq/ClusterJoint.v, bipartition_joint). */
+/*@ predicate prim_step{L}(double *alpha, integer m, size_t *parent,
+                           integer k) =
+        prim_slot[parent[prim_order[k]]] < k &&
+        \forall integer u, w; 0 <= u < m && 0 <= w < m &&
+            prim_slot[u] < k <= prim_slot[w] ==>
+            !edge_first(alpha, m, u, w, parent[prim_order[k]],
+                        prim_order[k]);
+    predicate prim_cuts{L}(double *alpha, integer m, size_t *parent,
+                           integer added) =
+        prim_slot[0] == 0 &&
+        \forall integer k; 1 <= k < added ==> prim_step(alpha, m, parent, k);
+ */
+
 /*@ predicate ranked_tree{L}(size_t *parent, integer m) =
         (\forall integer v; 0 <= v < m ==> 0 <= prim_rank[v] < m) &&
         (\forall integer v; 1 <= v < m ==>

@@ -93,7 +93,10 @@ Print Assumptions ClusterJoint.prim_perm_joint.
 Print Assumptions ClusterJoint.prim_joined_joint.
 Print Assumptions ClusterJoint.prim_joined_cut.
 Print Assumptions ClusterJoint.best_link_joint.
+Print Assumptions ClusterJoint.sides_forest.
 Print Assumptions ClusterJoint.sides_components.
+Print Assumptions ClusterJoint.prim_step_joint.
+Print Assumptions ClusterJoint.bipartition_joint.
 Print Assumptions SamplerJoint.ascending_subset_joint.
 Print Assumptions SamplerJoint.ascending_increasing.
 Print Assumptions SamplerJoint.chosen_is_draw.

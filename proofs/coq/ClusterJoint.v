@@ -228,8 +228,8 @@ Qed.
 Definition tree_less (c : nat) : list (nat * nat) :=
   map (fun v => (parN v, v)) (filter (fun v => negb (Nat.eqb v c)) (seq 1 (m - 1))).
 
-(* subtree_components is stated over any type of vertices with a finite
-   forest list; the C's vertices are 0..m−1, as a subset type. *)
+(* subtree_components and prim_bipartition_optimal are stated over any type
+   of vertices; the C's vertices are 0..m−1, as a subset type. *)
 Let Vm := {v : nat | (v < m)%nat}.
 
 Let vm_eq (x y : Vm) : proj1_sig x = proj1_sig y -> x = y.
@@ -257,6 +257,107 @@ Proof.
   - destruct (lt_dec x m) as [H | H]; [left; apply vm_eq; reflexivity | lia].
 Qed.
 
+(* The vertices as Vm: a number below m is itself, any other the root 0
+   (never read: parN v < m for v ≠ 0 in a ranked tree, and the ghost
+   permutation's entries are below m). *)
+Section Vertices.
+
+Hypothesis m_pos : (0 < m)%nat.
+
+Definition root_vm : Vm := exist _ 0%nat m_pos.
+
+Definition vm_of (v : nat) : Vm :=
+  match lt_dec v m with left H => exist _ v H | right _ => root_vm end.
+
+Lemma vm_of_id v : (v < m)%nat -> proj1_sig (vm_of v) = v.
+Proof. intro Hv; unfold vm_of; destruct (lt_dec v m); [reflexivity | lia]. Qed.
+
+Lemma vm_of_sig (x : Vm) : vm_of (proj1_sig x) = x.
+Proof. destruct x as [x Hx]; apply vm_eq, vm_of_id, Hx. Qed.
+
+Definition parV (v : Vm) : Vm := vm_of (parN (proj1_sig v)).
+
+(* The tree edges (parV v, v), v ≠ 0, less the one at c. *)
+Definition forest (c : nat) : list (Vm * Vm) :=
+  map (fun v => (parV v, v))
+      (filter (fun v : Vm => negb (Nat.eqb (proj1_sig v) 0) &&
+                             negb (Nat.eqb (proj1_sig v) c)) all_vm).
+
+Lemma forest_in c x y : In (x, y) (forest c) <->
+  proj1_sig y <> 0%nat /\ proj1_sig y <> c /\ x = parV y.
+Proof.
+  unfold forest; rewrite in_map_iff; split.
+  - intros (v & He & Hin); injection He as <- <-.
+    apply filter_In in Hin as [_ Hb]; apply andb_prop in Hb as [H1 H2].
+    apply negb_true_iff, Nat.eqb_neq in H1; apply negb_true_iff, Nat.eqb_neq in H2.
+    auto.
+  - intros (H1 & H2 & ->); exists y; split; [reflexivity |].
+    apply filter_In; split; [apply in_all_vm |].
+    apply andb_true_intro; split; apply negb_true_iff, Nat.eqb_neq; assumption.
+Qed.
+
+(* req: cfl.alg1.l7 *)
+Theorem sides_forest c :
+  (1 <= c < m)%nat ->
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_subtree_sides Mint Mbyte parent (Z.of_nat m) (Z.of_nat c) side ->
+  forall x y : Vm,
+  sideN (proj1_sig x) = sideN (proj1_sig y) <-> joined Vm (forest c) x y.
+Proof.
+  intros Hc Hrk Hsd.
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  set (c0 := vm_of c).
+  assert (Hc0 : proj1_sig c0 = c) by (apply vm_of_id; lia).
+  assert (Hpar : forall v : Vm, proj1_sig v <> 0%nat ->
+                 proj1_sig (parV v) = parN (proj1_sig v)).
+  { intros [v Hv] H0; apply vm_of_id; simpl in *; apply (Hrt v); lia. }
+  assert (Hforest : forall x y, In (x, y) (forest c) <->
+                    y <> root_vm /\ y <> c0 /\ x = parV y).
+  { intros x y; rewrite forest_in; split.
+    - intros (H1 & H2 & H3); split; [| split; [| exact H3]].
+      + intro e; apply H1; rewrite e; reflexivity.
+      + intro e; apply H2; rewrite e; exact Hc0.
+    - intros (H1 & H2 & H3); split; [| split; [| exact H3]].
+      + intro e; apply H1, vm_eq; exact e.
+      + intro e; apply H2, vm_eq; rewrite Hc0; exact e. }
+  assert (Hranked : forall v : Vm, v <> root_vm ->
+                    (ghostN rank (proj1_sig (parV v)) < ghostN rank (proj1_sig v))%nat).
+  { intros v Hv.
+    assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hv, vm_eq; exact e).
+    rewrite (Hpar v H0); destruct v as [v Hvm]; simpl in *.
+    apply (Hrt v); lia. }
+  (* the two subtrees hold of the same vertices *)
+  assert (Hsub : forall v : Vm,
+            in_subtree nat 0%nat c parN (proj1_sig v) <->
+            in_subtree Vm root_vm c0 parV v).
+  { intro v; split.
+    - intro H; remember (proj1_sig v) as w eqn:Ew; revert v Ew.
+      induction H as [| w Hw0 Hwc _ IH]; intros v Ew.
+      + replace v with c0 by (apply vm_eq; rewrite Hc0; auto).
+        apply subtree_top.
+      + apply subtree_below.
+        * intro e; apply Hw0; rewrite Ew, e; reflexivity.
+        * intro e; apply Hwc; rewrite Ew, e; exact Hc0.
+        * apply IH; rewrite Hpar; [rewrite Ew; reflexivity | lia].
+    - induction 1 as [| v Hvr Hvc _ IH].
+      + rewrite Hc0; apply subtree_top.
+      + assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hvr, vm_eq; exact e).
+        assert (H1 : proj1_sig v <> c)
+          by (intro e; apply Hvc, vm_eq; rewrite Hc0; exact e).
+        apply subtree_below; auto.
+        rewrite <- (Hpar v H0); exact IH. }
+  assert (Hside : forall v : Vm,
+            sideN (proj1_sig v) = true <-> in_subtree Vm root_vm c0 parV v).
+  { intros [v Hv]; rewrite <- Hsub; apply (subtree_sides_joint c Hsd v Hv). }
+  assert (Hcr : c0 <> root_vm)
+    by (intro e; apply (f_equal (@proj1_sig _ _)) in e; simpl in e; lia).
+  exact (subtree_components Vm root_vm c0 parV (fun v => ghostN rank (proj1_sig v))
+           vm_dec Hcr Hranked (forest c) Hforest
+           (fun v => sideN (proj1_sig v)) Hside).
+Qed.
+
+End Vertices.
+
 (* req: cfl.alg1.l7 *)
 Theorem sides_components c :
   (1 <= c < m)%nat ->
@@ -266,88 +367,29 @@ Theorem sides_components c :
   (sideN x = sideN y <-> joined nat (tree_less c) x y).
 Proof.
   intros Hc Hrk Hsd.
-  destruct (ranked_tree_joint Hrk) as [_ Hrt].
   assert (H0m : (0 < m)%nat) by lia.
-  assert (Hcm : (c < m)%nat) by lia.
-  set (r0 := exist (fun v => (v < m)%nat) 0%nat H0m : Vm).
-  set (c0 := exist (fun v => (v < m)%nat) c Hcm : Vm).
-  set (par := fun v : Vm =>
-         match lt_dec (parN (proj1_sig v)) m return Vm with
-         | left H => exist _ (parN (proj1_sig v)) H
-         | right _ => r0
-         end).
-  assert (Hpar : forall v : Vm, proj1_sig v <> 0%nat ->
-                 proj1_sig (par v) = parN (proj1_sig v)).
-  { intros [v Hv] H0; unfold par; simpl in *.
-    destruct (lt_dec (parN v) m) as [H | H]; [reflexivity |].
-    elim H; apply (Hrt v); lia. }
-  set (F := map (fun v => (par v, v))
-              (filter (fun v : Vm => negb (Nat.eqb (proj1_sig v) 0) &&
-                                     negb (Nat.eqb (proj1_sig v) c)) all_vm)).
-  assert (Hforest : forall x y, In (x, y) F <-> y <> r0 /\ y <> c0 /\ x = par y).
-  { intros x y; unfold F; rewrite in_map_iff; split.
-    - intros (v & He & Hin); injection He as <- <-.
-      apply filter_In in Hin as [_ Hb]; apply andb_prop in Hb as [H1 H2].
-      apply negb_true_iff, Nat.eqb_neq in H1; apply negb_true_iff, Nat.eqb_neq in H2.
-      split; [intro e; apply H1; rewrite e; reflexivity |].
-      split; [intro e; apply H2; rewrite e; reflexivity | reflexivity].
-    - intros (H1 & H2 & ->); exists y; split; [reflexivity |].
-      apply filter_In; split; [apply in_all_vm |].
-      apply andb_true_intro; split; apply negb_true_iff, Nat.eqb_neq; intro e.
-      + apply H1, vm_eq; exact e.
-      + apply H2, vm_eq; exact e. }
-  assert (Hranked : forall v : Vm, v <> r0 ->
-                    (ghostN rank (proj1_sig (par v)) < ghostN rank (proj1_sig v))%nat).
-  { intros v Hv.
-    assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hv, vm_eq; exact e).
-    rewrite (Hpar v H0); destruct v as [v Hvm]; simpl in *.
-    apply (Hrt v); lia. }
-  (* the two subtrees hold of the same vertices *)
-  assert (Hsub : forall v : Vm,
-            in_subtree nat 0%nat c parN (proj1_sig v) <-> in_subtree Vm r0 c0 par v).
-  { intro v; split.
-    - intro H; remember (proj1_sig v) as w eqn:Ew; revert v Ew.
-      induction H as [| w Hw0 Hwc _ IH]; intros v Ew.
-      + replace v with c0 by (apply vm_eq; simpl; auto).
-        apply subtree_top.
-      + apply subtree_below.
-        * intro e; apply Hw0; rewrite Ew, e; reflexivity.
-        * intro e; apply Hwc; rewrite Ew, e; reflexivity.
-        * apply IH; rewrite Hpar; [rewrite Ew; reflexivity | lia].
-    - induction 1 as [| v Hvr Hvc _ IH].
-      + apply subtree_top.
-      + assert (H0 : proj1_sig v <> 0%nat) by (intro e; apply Hvr, vm_eq; exact e).
-        assert (H1 : proj1_sig v <> c) by (intro e; apply Hvc, vm_eq; exact e).
-        apply subtree_below; auto.
-        rewrite <- (Hpar v H0); exact IH. }
-  assert (Hside : forall v : Vm,
-            sideN (proj1_sig v) = true <-> in_subtree Vm r0 c0 par v).
-  { intros [v Hv]; rewrite <- Hsub; apply (subtree_sides_joint c Hsd v Hv). }
-  assert (Hcomp := subtree_components Vm r0 c0 par (fun v => ghostN rank (proj1_sig v))
-                     vm_dec ltac:(intro e; injection e; lia) Hranked F Hforest
-                     (fun v => sideN (proj1_sig v)) Hside).
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  pose proof (sides_forest H0m c Hc Hrk Hsd) as Hcomp.
   (* joined over the subset type is joined over nat on tree_less *)
-  assert (Hin : forall a b : Vm, In (a, b) F ->
+  assert (Hin : forall a b : Vm, In (a, b) (forest H0m c) ->
                 In (proj1_sig a, proj1_sig b) (tree_less c)).
-  { intros a b H; apply Hforest in H as (H1 & H2 & ->).
-    assert (H0 : proj1_sig b <> 0%nat) by (intro e; apply H1, vm_eq; exact e).
+  { intros a b H; apply forest_in in H as (H1 & H2 & ->).
     unfold tree_less; apply in_map_iff; exists (proj1_sig b).
-    rewrite (Hpar b H0); split; [reflexivity |].
+    unfold parV; rewrite vm_of_id by (destruct b as [b Hb]; apply (Hrt b); simpl in *; lia).
+    split; [reflexivity |].
     apply filter_In; split.
     - destruct b as [b Hb]; simpl in *; apply in_seq; lia.
-    - apply negb_true_iff, Nat.eqb_neq; intro e; apply H2, vm_eq; exact e. }
+    - apply negb_true_iff, Nat.eqb_neq; exact H2. }
   assert (Hback : forall a b, In (a, b) (tree_less c) ->
                   exists (Ha : (a < m)%nat) (Hb : (b < m)%nat),
-                  In (exist _ a Ha, exist _ b Hb) F).
+                  In (exist _ a Ha, exist _ b Hb) (forest H0m c)).
   { intros a b H; unfold tree_less in H; apply in_map_iff in H as (v & He & Hv).
     injection He as <- <-; apply filter_In in Hv as [Hv Hne].
     apply in_seq in Hv; apply negb_true_iff, Nat.eqb_neq in Hne.
     assert (Hp : (parN v < m)%nat) by (apply (Hrt v); lia).
     assert (Hvm : (v < m)%nat) by lia.
-    exists Hp, Hvm; apply Hforest; split; [| split].
-    - intro e; injection e; lia.
-    - intro e; injection e; lia.
-    - apply vm_eq; rewrite Hpar; simpl; auto; lia. }
+    exists Hp, Hvm; apply forest_in; simpl; split; [lia | split; [exact Hne |]].
+    apply vm_eq; unfold parV; rewrite vm_of_id; simpl; auto. }
   intros x y Hx Hy.
   rewrite (Hcomp (exist _ x Hx) (exist _ y Hy)); simpl; split.
   - intro H; remember (exist (fun v => (v < m)%nat) x Hx) as a eqn:Ea.
@@ -363,10 +405,180 @@ Proof.
     + replace Hy with Hx by apply le_unique; apply joined_here.
     + destruct (Hback a a' Hab) as (Ha & Ha' & HF).
       replace Hx with Ha by apply le_unique.
-      apply (joined_fwd Vm F _ _ _ HF), IH.
+      apply (joined_fwd Vm _ _ _ _ HF), IH.
     + destruct (Hback a' a Hab) as (Ha' & Ha & HF).
       replace Hx with Ha by apply le_unique.
-      apply (joined_bwd Vm F _ _ _ HF), IH.
+      apply (joined_bwd Vm _ _ _ _ HF), IH.
+Qed.
+
+(* One step of Prim's run, as P_prim_step states it over WP's memory: the
+   vertex of slot k hangs from a vertex of a smaller slot, and no edge from
+   a vertex of slot < k to one of slot ≥ k comes before its edge. *)
+Theorem prim_step_joint k :
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_step Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat k) ->
+  (1 <= k < m)%nat ->
+  (ghostN slot (parN (ghostN order k)) < k)%nat /\
+  forall u w, (u < m)%nat -> (w < m)%nat ->
+  (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
+  ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k).
+Proof.
+  intros [Hs Ho] [Hp Hcut] Hk.
+  destruct (Ho (Z.of_nat k) ltac:(lia) ltac:(lia)) as [[_ Hok] _].
+  assert (Eo : Z.of_nat (ghostN order k) = order (Z.of_nat k))
+    by (unfold ghostN; rewrite Z2Nat.id; [reflexivity | lia]).
+  assert (Ep : Z.of_nat (parN (ghostN order k)) =
+               Mint (shift parent (order (Z.of_nat k))))
+    by (rewrite parN_of, Eo; reflexivity).
+  split.
+  - unfold ghostN at 1; rewrite Ep; lia.
+  - intros u w Hu Hw Hsu Hsw.
+    destruct (Hs (Z.of_nat u) ltac:(lia) ltac:(lia)) as [[_ Hu0] _].
+    destruct (Hs (Z.of_nat w) ltac:(lia) ltac:(lia)) as [[_ Hw0] _].
+    rewrite <- edge_first_joint, Ep, Eo.
+    unfold ghostN in Hsu, Hsw.
+    apply Hcut; lia.
+Qed.
+
+(* The end of the chain: what WP proves of optimal_bipartition (its
+   postconditions `tree`, `sides` for the cut vertex c and `run`) makes
+   the C's two sides an optimal bipartition in Algorithm 1's sense: every
+   pair the sides separate is at most as similar as some pair separated by
+   any other bipartition D of the m items.  This is
+   prim_bipartition_optimal of Bipartition.v with its steps k the ghost
+   slots: order k = prim_order[k], par k = parent[prim_order[k]], the cut
+   of step k the vertices of slot < k, the cut step the slot of c; every
+   hypothesis of it is proved here from WP's definitions, none read. *)
+(* req: cfl.alg1.opt, cfl.alg1.l7 *)
+Theorem bipartition_joint c :
+  (1 <= c < m)%nat ->
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_last_edge Mf64 Mint alpha (Z.of_nat m) parent (Z.of_nat c) ->
+  P_subtree_sides Mint Mbyte parent (Z.of_nat m) (Z.of_nat c) side ->
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_cuts Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat m) ->
+  forall D : nat -> bool,
+  (exists x y, (x < m)%nat /\ (y < m)%nat /\ D x <> D y) ->
+  forall a b, (a < m)%nat -> (b < m)%nat -> sideN a <> sideN b ->
+  exists i j, (i < m)%nat /\ (j < m)%nat /\ D i <> D j /\
+    alphaN (edge_pos m a b) <= alphaN (edge_pos m i j).
+Proof.
+  intros Hc Hrk Hlast Hsd Hpm [Hs0 Hsteps] D (x & y & Hx & Hy & Hxy) a b Ha Hb Hab.
+  assert (H0m : (0 < m)%nat) by lia.
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  destruct (prim_perm_joint Hpm) as [Ho Hs].
+  set (n := (m - 1)%nat).
+  set (orderV := fun k => vm_of H0m (ghostN order k)).
+  set (parS := fun k => parV H0m (orderV k)).
+  set (joinedV := fun k (v : Vm) => Nat.ltb (ghostN slot (proj1_sig v)) k).
+  set (posV := fun u w : Vm => edge_pos m (proj1_sig u) (proj1_sig w)).
+  assert (Hord : forall k, (k <= n)%nat -> proj1_sig (orderV k) = ghostN order k)
+    by (intros k Hk; apply vm_of_id, (Ho k); lia).
+  (* the root holds slot 0, so a vertex of slot ≥ 1 is not the root *)
+  assert (Hslot0 : ghostN slot 0 = 0%nat)
+    by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
+  assert (Hnz : forall k, (1 <= k <= n)%nat -> ghostN order k <> 0%nat).
+  { intros k Hk e; destruct (Ho k ltac:(lia)) as [_ Hsk].
+    rewrite e, Hslot0 in Hsk; lia. }
+  assert (Hpar : forall k, (1 <= k <= n)%nat ->
+                 proj1_sig (parS k) = parN (ghostN order k)).
+  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
+    apply vm_of_id, (Hrt (ghostN order k)).
+    split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
+  assert (Hstep : forall k, (1 <= k <= n)%nat ->
+    (ghostN slot (parN (ghostN order k)) < k)%nat /\
+    forall u w, (u < m)%nat -> (w < m)%nat ->
+    (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
+    ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k)).
+  { intros k Hk; apply prim_step_joint; [exact Hpm | apply Hsteps | ]; lia. }
+  (* the hypotheses of prim_bipartition_optimal *)
+  assert (HposS : forall u w : Vm, posV u w = posV w u)
+    by (intros u w; apply edge_pos_sym).
+  assert (HposI : forall u w u' w' : Vm, posV u w = posV u' w' -> same_edge Vm u w u' w').
+  { intros [u Hu] [w Hw] [u' Hu'] [w' Hw'] He.
+    destruct (edge_pos_inj m u w u' w' Hu Hw Hu' Hw' He) as [[-> ->] | [-> ->]].
+    - left; split; apply vm_eq; reflexivity.
+    - right; split; apply vm_eq; reflexivity. }
+  assert (Hcut : forall k, (1 <= k <= n)%nat ->
+            first_across Vm (before_pos Vm alphaN posV) (joinedV k) (parS k) (orderV k)).
+  { intros k Hk; destruct (Hstep k Hk) as [Hearly Hfirst].
+    destruct (Ho k ltac:(lia)) as [Hokm Hsk].
+    assert (Hin : joinedV k (parS k) = true)
+      by (unfold joinedV; rewrite Hpar by lia; apply Nat.ltb_lt; exact Hearly).
+    assert (Hout : joinedV k (orderV k) = false)
+      by (unfold joinedV; rewrite Hord by lia; apply Nat.ltb_ge; lia).
+    split; [unfold crosses; rewrite Hin, Hout; discriminate |].
+    intros [u Hu] [w Hw] Hcr; unfold crosses, joinedV in Hcr; simpl in Hcr.
+    change (~ before_pos nat alphaN (edge_pos m) u w
+                (proj1_sig (parS k)) (proj1_sig (orderV k))).
+    rewrite Hpar, Hord by lia.
+    destruct (Nat.ltb_spec (ghostN slot u) k) as [Hu' | Hu'],
+             (Nat.ltb_spec (ghostN slot w) k) as [Hw' | Hw']; try congruence.
+    - exact (Hfirst u w Hu Hw Hu' Hw').
+    - unfold before_pos; rewrite (edge_pos_sym m u w).
+      exact (Hfirst w u Hw Hu Hw' Hu'). }
+  assert (Hinj : forall i j, (i <= n)%nat -> (j <= n)%nat -> orderV i = orderV j -> i = j).
+  { intros i j Hi Hj He; apply (f_equal (@proj1_sig _ _)) in He.
+    rewrite !Hord in He by lia.
+    exact (perm_order_inj m (ghostN order) (ghostN slot) (conj Ho Hs) i j
+             ltac:(lia) ltac:(lia) He). }
+  assert (Hearlier : forall k, (1 <= k <= n)%nat -> exists j, (j < k)%nat /\ parS k = orderV j).
+  { intros k Hk; destruct (Hstep k Hk) as [Hearly _].
+    exists (ghostN slot (parN (ghostN order k))); split; [exact Hearly |].
+    apply vm_eq; rewrite Hpar, Hord by lia.
+    assert (Hpm' : (parN (ghostN order k) < m)%nat).
+    { apply (Hrt (ghostN order k)).
+      split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
+    symmetry; apply (Hs _ Hpm'). }
+  set (cs := ghostN slot c).
+  assert (Hcs_m : (cs < m)%nat) by (apply (Hs c); lia).
+  assert (Hocs : ghostN order cs = c) by (apply (Hs c); lia).
+  assert (Hcs : (1 <= cs <= n)%nat).
+  { split; [| unfold n; lia].
+    destruct (Nat.eq_dec cs 0) as [e | ne]; [| lia].
+    rewrite e in Hocs; destruct (Hs 0%nat H0m) as [_ Ho0].
+    rewrite Hslot0 in Ho0; lia. }
+  assert (Hclast : forall k, (1 <= k <= n)%nat ->
+            ~ before_pos Vm alphaN posV (parS cs) (orderV cs) (parS k) (orderV k)).
+  { intros k Hk.
+    change (~ before_pos nat alphaN (edge_pos m)
+               (proj1_sig (parS cs)) (proj1_sig (orderV cs))
+               (proj1_sig (parS k)) (proj1_sig (orderV k))).
+    rewrite !Hpar, !Hord, Hocs by lia.
+    apply (last_edge_joint c Hlast).
+    split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
+  assert (Hfe : forall u w, In (u, w) (forest H0m c) <->
+            exists k, (1 <= k <= n)%nat /\ k <> cs /\ u = parS k /\ w = orderV k).
+  { intros u w; rewrite forest_in; split.
+    - intros (H1 & H2 & ->).
+      destruct w as [w Hw]; simpl in *.
+      destruct (Hs w Hw) as [Hsw Hosw].
+      assert (Hk1 : ghostN slot w <> 0%nat)
+        by (intro e; rewrite e in Hosw; destruct (Hs 0%nat H0m) as [_ Ho0];
+            rewrite Hslot0 in Ho0; lia).
+      assert (Hwv : orderV (ghostN slot w) = exist _ w Hw)
+        by (apply vm_eq; rewrite Hord by (unfold n; lia); exact Hosw).
+      exists (ghostN slot w); split; [unfold n; lia |]; split.
+      + intro e; apply H2; rewrite <- Hosw, <- Hocs, e; reflexivity.
+      + split; [| symmetry; exact Hwv].
+        unfold parS; rewrite Hwv; reflexivity.
+    - intros (k & Hk & Hkc & -> & ->); split; [| split].
+      + rewrite Hord by lia; apply Hnz; exact Hk.
+      + rewrite Hord by lia; intro e; apply Hkc.
+        apply (perm_order_inj m (ghostN order) (ghostN slot) (conj Ho Hs));
+          unfold n in *; try lia; rewrite e, Hocs; reflexivity.
+      + reflexivity. }
+  assert (Honto : forall v : Vm, exists k, (k <= n)%nat /\ orderV k = v).
+  { intros [v Hv]; exists (ghostN slot v); destruct (Hs v Hv) as [Hsv Hosv].
+    split; [unfold n; lia |]; apply vm_eq; rewrite Hord by (unfold n; lia); exact Hosv. }
+  destruct (prim_bipartition_optimal Vm alphaN posV HposS HposI n orderV parS joinedV
+              Hcut Hinj Hearlier cs Hcs Hclast (forest H0m c) Hfe
+              (fun v => sideN (proj1_sig v)) (sides_forest H0m c Hc Hrk Hsd) Honto
+              (fun v => D (proj1_sig v))
+              (ex_intro _ (exist _ x Hx) (ex_intro _ (exist _ y Hy) Hxy))
+              (exist _ a Ha) (exist _ b Hb) Hab)
+    as ([i Hi] & [j Hj] & Hd & Hle).
+  exists i, j; auto.
 Qed.
 
 End Joint.

@@ -17,6 +17,7 @@
         edge_first(alpha, m, a1, b1, a2, b2) &&
         best_link(alpha, m, in_tree, link, v) &&
         prim_perm(m) && prim_joined(in_tree, m, added) &&
+        prim_cuts(alpha, m, parent, added) &&
         ranked_tree(parent, m) && subtree_sides(parent, m, c, side) &&
         last_edge(alpha, m, parent, c) &&
         ascending_subset(chosen, k, N) ==> \false;

@@ -27,7 +27,9 @@
  * path between its ends crosses the cut by a later edge, and exchanging
  * the two gives a better tree), and Prim adds only such edges, the cut
  * being its tree so far against the rest (proved by WP: max_spanning_tree's
- * assertion cut_property, proofs/README.md).
+ * assertion cut_property, kept for every step in its postcondition `run`;
+ * Coq derives the optimality from the postconditions of
+ * optimal_bipartition, proofs/README.md).
  *
  * Symbols:  α ↔ alpha (m×m)   c₁, c₂ ↔ side[a] = 0, 1   α_max^cross ↔
  *           *alpha_cross
@@ -266,7 +268,8 @@ static void prim_keys(const double *alpha, size_t m,
  * holds (while added < m, some vertex is off the tree: the assertion joins,
  * proved), and every vertex joins (spanning).  Each join satisfies Prim's cut property (the
  * assertion cut_property): no edge from the tree to a vertex off it comes
- * before the edge (link[best], best) that joins. */
+ * before the edge (link[best], best) that joins; the ghost slots record it
+ * for every step (prim_cuts). */
 /*@ requires 2 <= m && m * m <= SIZE_MAX;
     requires \valid_read(alpha + (0 .. m * m - 1));
     requires \valid(in_tree + (0 .. m - 1));
@@ -280,6 +283,7 @@ static void prim_keys(const double *alpha, size_t m,
     ensures \forall integer v; 1 <= v < m ==> parent[v] != v;
     ensures tree: ranked_tree(parent, m);
     ensures spanning: \forall integer v; 0 <= v < m ==> in_tree[v] != 0;
+    ensures run: prim_perm(m) && prim_cuts(alpha, m, parent, m);
  */
 /* req: cfl.alg1.l3, cfl.alg1.l4, cfl.alg1.l6 */
 static void max_spanning_tree(const double *alpha, size_t m,
@@ -324,6 +328,7 @@ static void max_spanning_tree(const double *alpha, size_t m,
             in_tree[v] != 0 ==> prim_rank[v] < added;
         loop invariant order: prim_perm(m);
         loop invariant joined: prim_joined(in_tree, m, added);
+        loop invariant cuts: prim_cuts(alpha, m, parent, added);
         loop assigns added, in_tree[0 .. m - 1], parent[0 .. m - 1],
                      link[0 .. m - 1], prim_rank[0 .. m - 1],
                      prim_slot[0 .. m - 1], prim_order[0 .. m - 1];
@@ -341,8 +346,20 @@ static void max_spanning_tree(const double *alpha, size_t m,
         in_tree[best] = 1;
         parent[best] = link[best];
         /*@ ghost PRIM_GHOST_JOIN(best, added) */
+        /*@ assert new_step: prim_step(alpha, m, parent, added); */
         /* vertices off the tree: is the edge to `best` better? */
         prim_keys(alpha, m, in_tree, link, best);
+        /* the join moved only slots ≥ added: the earlier steps stand */
+        /*@ assert slot_kept: \forall integer v, k; 0 <= v < m &&
+                0 <= k <= added ==> (prim_slot[v] < k <==>
+                                     \at(prim_slot[v], LoopCurrent) < k); */
+        /*@ assert order_kept: \forall integer k; 0 <= k < added ==>
+                prim_order[k] == \at(prim_order[k], LoopCurrent) &&
+                parent[prim_order[k]] ==
+                \at(parent[prim_order[k]], LoopCurrent); */
+        /*@ assert step_kept: \forall integer k; 1 <= k < added ==>
+                \at(prim_step(alpha, m, parent, k), LoopCurrent) ==>
+                prim_step(alpha, m, parent, k); */
     }
 }
 
@@ -438,6 +455,7 @@ static void subtree_side(const size_t *parent, size_t m, size_t cut,
     ensures tree: ranked_tree(iwork, m);
     ensures sides: \exists integer c; 1 <= c < m &&
         last_edge(alpha, m, iwork, c) && subtree_sides(iwork, m, c, side);
+    ensures run: prim_perm(m) && prim_cuts(alpha, m, iwork, m);
  */
 /* req: cfl.alg1.opt, cfl.alg1.l7 */
 static void optimal_bipartition(const double *alpha, size_t m,

@@ -423,3 +423,26 @@ Definition P_best_link (Mf64:addr -> Reals.Rdefinitions.R)
   (0%Z <= i)%Z -> (i < m)%Z ->
   ~ P_edge_first Mf64 alpha m i v (Mint (shift link v)) v.
 
+(* Why3 assumption *)
+Definition P_prim_step (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z)
+    (prim_order:Numbers.BinNums.Z -> Numbers.BinNums.Z)
+    (prim_slot:Numbers.BinNums.Z -> Numbers.BinNums.Z) (alpha:addr)
+    (m:Numbers.BinNums.Z) (parent:addr) (k:Numbers.BinNums.Z) : Prop :=
+  let x := prim_order k in
+  let x1 := Mint (shift parent x) in
+  ((prim_slot x1) < k)%Z /\
+  (forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z), (0%Z <= i)%Z ->
+   (i < m)%Z -> (0%Z <= i1)%Z -> (i1 < m)%Z -> ((prim_slot i) < k)%Z ->
+   (k <= (prim_slot i1))%Z -> ~ P_edge_first Mf64 alpha m i i1 x1 x).
+
+(* Why3 assumption *)
+Definition P_prim_cuts (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z)
+    (prim_order:Numbers.BinNums.Z -> Numbers.BinNums.Z)
+    (prim_slot:Numbers.BinNums.Z -> Numbers.BinNums.Z) (alpha:addr)
+    (m:Numbers.BinNums.Z) (parent:addr) (added:Numbers.BinNums.Z) : Prop :=
+  ((prim_slot 0%Z) = 0%Z) /\
+  (forall (i:Numbers.BinNums.Z), (0%Z < i)%Z -> (i < added)%Z ->
+   P_prim_step Mf64 Mint prim_order prim_slot alpha m parent i).
+
