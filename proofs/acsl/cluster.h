@@ -136,12 +136,36 @@
             !edge_first(alpha, m, parent[c], c, parent[v], v);
  */
 
+/* Complete linkage's clusters, counted without \numof: two ghost arrays,
+ * cl_list and its inverse cl_pos, hold the clusters' names (the reps, the
+ * items with rep[v] == v) in the first `clusters` entries of cl_list
+ * (cl_reps).  A merge of B into A drops B from the list, the last entry
+ * taking its place (CL_GHOST_MERGE below), as the loop drops one from
+ * `clusters`; so when two clusters remain the list names two reps, and
+ * the one that is not item 0 lies on side 1. */
+/*@ ghost long long cl_list[4294967296]; */
+/*@ ghost long long cl_pos[4294967296]; */
+
+/*@ predicate cl_reps{L}(size_t *rep, integer m, integer clusters) =
+        (\forall integer i; 0 <= i < clusters ==>
+             0 <= cl_list[i] < m && rep[cl_list[i]] == cl_list[i] &&
+             cl_pos[cl_list[i]] == i) &&
+        (\forall integer v; 0 <= v < m && rep[v] == v ==>
+             0 <= cl_pos[v] < clusters && cl_list[cl_pos[v]] == v);
+ */
+
 /* The ghost statements of max_spanning_tree (above: every vertex joins),
  * defined for Frama-C only; the compiler reads nothing of them. */
 #ifdef __FRAMAC__
 #define PRIM_GHOST_START(v) \
     { prim_rank[v] = (long long)(v); prim_slot[v] = (long long)(v); \
       prim_order[v] = (long long)(v); }
+#define CL_GHOST_START(v) \
+    { cl_list[v] = (long long)(v); cl_pos[v] = (long long)(v); }
+#define CL_GHOST_MERGE(B, clusters) \
+    { long long cl_j_ = cl_pos[B]; \
+      long long cl_last_ = cl_list[(clusters) - 1]; \
+      cl_list[cl_j_] = cl_last_; cl_pos[cl_last_] = cl_j_; }
 #define PRIM_GHOST_JOIN(best, added) \
     { long long prim_s_ = prim_slot[best]; \
       long long prim_w_ = prim_order[added]; \

@@ -96,6 +96,9 @@ Print Assumptions ClusterJoint.best_link_joint.
 Print Assumptions ClusterJoint.sides_forest.
 Print Assumptions ClusterJoint.sides_components.
 Print Assumptions ClusterJoint.prim_step_joint.
+Print Assumptions ClusterJoint.run_joint.
+Print Assumptions ClusterJoint.tree_maximal_joint.
+Print Assumptions ClusterJoint.tree_kruskal_joint.
 Print Assumptions ClusterJoint.bipartition_joint.
 Print Assumptions SamplerJoint.ascending_subset_joint.
 Print Assumptions SamplerJoint.ascending_increasing.

@@ -272,7 +272,10 @@ End Subtree.
    the edge (parent[best], best) that joins.  cut_property names each
    crossing edge from its tree end; edge_first does not depend on the
    order of an edge's ends (edge_pos(a, b) = edge_pos(b, a) by its
-   definition), so it covers the other naming too (by reading).
+   definition), so it covers the other naming too (ClusterJoint.v's
+   run_joint proves it for the C's run, with S the vertices of slot < k
+   at step k: the postcondition `run`, prim_cuts, keeps cut_property of
+   every join).
 
    Proved.
      - first_across_kruskal: an edge first across some cut is not closed
@@ -290,9 +293,11 @@ End Subtree.
        that Kruskal's run on the sorted list keeps.
    That the two trees are equal, and maximal, is the next two sections'
    (prim_equals_kruskal, prim_maximal; tree_exchange is the exchange's
-   other half).  The link to the C is by reading: `before` is edge_first
-   (the same definition, before_pos below: larger α, then the smaller
-   edge_pos), and first_across is cut_property's statement. *)
+   other half).  The link to the C is machine-checked in ClusterJoint.v
+   on WP's translation: `before` is edge_first (edge_first_joint: the
+   same definition, before_pos below: larger α, then the smaller
+   edge_pos), and first_across is proved of every step of the C's run
+   (run_joint). *)
 
 Section Prim.
 
@@ -373,10 +378,8 @@ End Prim.
        postcondition `spanning`, every in_tree[v] ≠ 0, with the ghost
        permutation prim_order: the vertex of slot k);
      - par_earlier: the edge of step k ≥ 1 hangs from a vertex joined at a
-       step j < k (the loop invariant rank_edge and the postcondition
-       `tree`: prim_rank[parent[v]] < prim_rank[v], the rank of a joined
-       vertex being its step: prim_rank = prim_slot on the tree's
-       vertices, which the ghost code keeps, read);
+       step j < k (the postcondition `run`: prim_step's
+       prim_slot[parent[prim_order[k]]] < k, run_joint);
    and of the order `before` (edge_first), that it is a strict total
    order on the edges: irreflexive on an edge however its ends are named,
    transitive, total (before_total).  before_of_positions below proves
@@ -1245,8 +1248,9 @@ End Maximal.
    (perm_order_inj, perm_order_onto); and prim_joined(in_tree, m, added)
    (the loop invariant `joined`: in_tree[v] ≠ 0 exactly when
    prim_slot[v] < added) gives cut_joined with joined_by k v = in_tree[v] at
-   the join of added = k (joined_cut).  The rest is read (proofs/README.md,
-   table (b)). *)
+   the join of added = k (joined_cut).  ClusterJoint.v proves these, and
+   the rest of the hypotheses, on WP's own translation of the ACSL
+   (run_joint, bipartition_joint; proofs/README.md, table (b)). *)
 
 Section Acsl.
 

@@ -13,8 +13,8 @@
    SamplerJoint.v), printed in Coq by Why3's own printer
    (proofs/wpcoq/export.sh; `make proofs` fails when the file is not what
    WP prints today).  Its P_edge_first, P_last_edge, P_best_link,
-   P_ranked_tree, P_in_subtree, P_subtree_sides, P_prim_perm and
-   P_prim_joined are the definitions the SMT solvers receive in the proofs
+   P_ranked_tree, P_in_subtree, P_subtree_sides, P_prim_perm,
+   P_prim_joined, P_prim_step and P_prim_cuts are the definitions the SMT solvers receive in the proofs
    of ref/engine/cluster.c (the same model, typed+real).
 
    Reading of the memory.  WP's typed model holds the C's arrays as maps
@@ -32,8 +32,7 @@
      - edge_first_joint: P_edge_first is before_pos with alpha = alphaN,
        pos = edge_pos m (an equivalence);
      - last_edge_joint: P_last_edge gives c_last's statement over the tree
-       edges (parN v, v), 1 ≤ v < m (Bipartition.v indexes them by the step
-       k that joins v: c_last for the steps whose vertex is v);
+       edges (parN v, v), 1 ≤ v < m;
      - best_link_joint: P_best_link gives Prim's key as before_pos states
        it;
      - ranked_tree_joint: P_ranked_tree gives the rank hypothesis of
@@ -46,15 +45,30 @@
      - prim_perm_joint, prim_joined_joint, prim_joined_cut: P_prim_perm is
        prim_perm, P_prim_joined is joined_cut's hypothesis, and its
        conclusion follows;
-     - sides_components: from P_ranked_tree and P_subtree_sides alone (the
-       postconditions WP proves of max_spanning_tree and subtree_side),
-       the C's sides are the components of its tree less the edge
-       (parN c, c): two vertices have the same side exactly when the tree
-       edges (parN v, v), 1 ≤ v < m, v ≠ c (tree_less c) join them.  This
-       is subtree_components, applied to the C's m vertices (a subset
-       type, since subtree_components needs its forest as a finite list);
-       it is the hypothesis side_components of prim_bipartition_optimal,
-       whose F lists the same edges by the step that adds each (F_edges);
+     - sides_forest, sides_components: from P_ranked_tree and
+       P_subtree_sides alone (the postconditions WP proves of
+       max_spanning_tree and subtree_side), the C's sides are the
+       components of its tree less the edge (parN c, c): two vertices have
+       the same side exactly when the other tree edges join them.  This is
+       subtree_components, applied to the C's m vertices as a subset type
+       (subtree_components needs its forest as a finite list);
+     - prim_step_joint: P_prim_step at step k, over the nat-indexed reading
+       of the ghost slots and order;
+     - run_joint: P_ranked_tree, P_prim_perm and P_prim_cuts at m (the
+       postconditions `tree` and `run`) give every hypothesis the sections
+       PrimKruskal and Maximal take of a run of Prim, its steps the ghost
+       slots: step k's vertex prim_order[k], its edge from
+       parent[prim_order[k]], the cut of step k the vertices of slot < k
+       (prim_cut, order_inj, par_earlier, cut_joined, order_onto);
+     - tree_maximal_joint, tree_kruskal_joint: the C's tree is a
+       maximum-weight spanning tree (prim_maximal) and Kruskal's tree on
+       line 1's sorted list (prim_is_kruskal);
+     - bipartition_joint: the postconditions of optimal_bipartition
+       (`tree`, `sides` for its cut vertex c, `run`) make the C's sides an
+       optimal bipartition: every pair they separate is at most as similar
+       as some pair any other bipartition separates
+       (prim_bipartition_optimal, its steps those of run_joint, its cut
+       step the slot of c, its forest sides_forest's);
      - L_edge_pos_exists: WP's translation declares L_edge_pos with a
        defining equation (L_edge_pos'def, the ACSL logic function
        edge_pos), which edge_pos_joint uses; a function meets it, so that
@@ -62,13 +76,15 @@
    Print Assumptions (Assumptions.v) lists L_edge_pos and L_edge_pos'def
    beside the reals' axioms, and nothing else of WpAcsl.v's.
 
-   Negative controls: proofs/wpcoq/export.sh --controls runs the eight of
+   Negative controls: proofs/wpcoq/export.sh --controls runs the eleven of
    proofs/wpcoq/controls.txt for this file, each a change planted in a copy
    of proofs/acsl/cluster.h (edge_first's order reversed, last_edge's
    comparison turned round, ranked_tree's < made ≤, the root let into
    in_subtree, side 1 made side 0, prim_perm's inverse off by one,
-   prim_joined's < made ≤, best_link over the vertices off the tree); it
-   exports WP's translation of each and requires this file to fail to
+   prim_joined's < made ≤, best_link over the vertices off the tree,
+   prim_step's cut with the vertex of slot k left out of its far side,
+   prim_step's parent allowed the same slot, prim_cuts' root slot not 0);
+   it exports WP's translation of each and requires this file to fail to
    compile against it, first in the theorem that joins that definition. *)
 From Coq Require Import ZArith Reals Bool List Lia Lra Peano_dec.
 From Pflref Require Import Bipartition.
@@ -257,6 +273,35 @@ Proof.
   - destruct (lt_dec x m) as [H | H]; [left; apply vm_eq; reflexivity | lia].
 Qed.
 
+(* One step of Prim's run, as P_prim_step states it over WP's memory: the
+   vertex of slot k hangs from a vertex of a smaller slot, and no edge from
+   a vertex of slot < k to one of slot ≥ k comes before its edge. *)
+Theorem prim_step_joint k :
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_step Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat k) ->
+  (1 <= k < m)%nat ->
+  (ghostN slot (parN (ghostN order k)) < k)%nat /\
+  forall u w, (u < m)%nat -> (w < m)%nat ->
+  (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
+  ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k).
+Proof.
+  intros [Hs Ho] [Hp Hcut] Hk.
+  destruct (Ho (Z.of_nat k) ltac:(lia) ltac:(lia)) as [[_ Hok] _].
+  assert (Eo : Z.of_nat (ghostN order k) = order (Z.of_nat k))
+    by (unfold ghostN; rewrite Z2Nat.id; [reflexivity | lia]).
+  assert (Ep : Z.of_nat (parN (ghostN order k)) =
+               Mint (shift parent (order (Z.of_nat k))))
+    by (rewrite parN_of, Eo; reflexivity).
+  split.
+  - unfold ghostN at 1; rewrite Ep; lia.
+  - intros u w Hu Hw Hsu Hsw.
+    destruct (Hs (Z.of_nat u) ltac:(lia) ltac:(lia)) as [[_ Hu0] _].
+    destruct (Hs (Z.of_nat w) ltac:(lia) ltac:(lia)) as [[_ Hw0] _].
+    rewrite <- edge_first_joint, Ep, Eo.
+    unfold ghostN in Hsu, Hsw.
+    apply Hcut; lia.
+Qed.
+
 (* The vertices as Vm: a number below m is itself, any other the root 0
    (never read: parN v < m for v ≠ 0 in a ranked tree, and the ghost
    permutation's entries are below m). *)
@@ -271,9 +316,6 @@ Definition vm_of (v : nat) : Vm :=
 
 Lemma vm_of_id v : (v < m)%nat -> proj1_sig (vm_of v) = v.
 Proof. intro Hv; unfold vm_of; destruct (lt_dec v m); [reflexivity | lia]. Qed.
-
-Lemma vm_of_sig (x : Vm) : vm_of (proj1_sig x) = x.
-Proof. destruct x as [x Hx]; apply vm_eq, vm_of_id, Hx. Qed.
 
 Definition parV (v : Vm) : Vm := vm_of (parN (proj1_sig v)).
 
@@ -356,6 +398,131 @@ Proof.
            (fun v => sideN (proj1_sig v)) Hside).
 Qed.
 
+(* Prim's run with its steps k the ghost slots: the vertex of step k is
+   prim_order[k], its edge hangs from parent[prim_order[k]], the cut of
+   step k holds the vertices of slot < k, and an edge's position is
+   edge_pos over the vertices' numbers. *)
+Definition orderV (k : nat) : Vm := vm_of (ghostN order k).
+Definition parS (k : nat) : Vm := parV (orderV k).
+Definition joinedV (k : nat) (v : Vm) : bool := Nat.ltb (ghostN slot (proj1_sig v)) k.
+Definition posV (u w : Vm) : nat := edge_pos m (proj1_sig u) (proj1_sig w).
+
+Lemma posV_sym u w : posV u w = posV w u.
+Proof. apply edge_pos_sym. Qed.
+
+Lemma posV_inj u w u' w' : posV u w = posV u' w' -> same_edge Vm u w u' w'.
+Proof.
+  destruct u as [u Hu], w as [w Hw], u' as [u' Hu'], w' as [w' Hw']; intro He.
+  destruct (edge_pos_inj m u w u' w' Hu Hw Hu' Hw' He) as [[-> ->] | [-> ->]].
+  - left; split; apply vm_eq; reflexivity.
+  - right; split; apply vm_eq; reflexivity.
+Qed.
+
+(* What WP proves of the run (the postconditions `run` and `tree` of
+   max_spanning_tree and optimal_bipartition) gives every hypothesis
+   Bipartition.v's sections PrimKruskal and Maximal take of a run of Prim
+   on the m vertices, n = m − 1: prim_cut, order_inj, par_earlier,
+   cut_joined and order_onto. *)
+Theorem run_joint :
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_cuts Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat m) ->
+  (forall k, (1 <= k <= m - 1)%nat ->
+     first_across Vm (before_pos Vm alphaN posV) (joinedV k) (parS k) (orderV k)) /\
+  (forall i j, (i <= m - 1)%nat -> (j <= m - 1)%nat -> orderV i = orderV j -> i = j) /\
+  (forall k, (1 <= k <= m - 1)%nat -> exists j, (j < k)%nat /\ parS k = orderV j) /\
+  (forall j i, (1 <= j <= m - 1)%nat -> (i < j)%nat -> joinedV j (orderV i) = true) /\
+  (forall v : Vm, exists k, (k <= m - 1)%nat /\ orderV k = v).
+Proof.
+  intros Hrk Hpm [Hs0 Hsteps].
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  destruct (prim_perm_joint Hpm) as [Ho Hs].
+  assert (Hord : forall k, (k <= m - 1)%nat -> proj1_sig (orderV k) = ghostN order k)
+    by (intros k Hk; apply vm_of_id, (Ho k); lia).
+  (* the root holds slot 0, so the vertex of a step k ≥ 1 is not the root *)
+  assert (Hslot0 : ghostN slot 0 = 0%nat)
+    by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
+  assert (Hnz : forall k, (1 <= k <= m - 1)%nat -> ghostN order k <> 0%nat).
+  { intros k Hk e; destruct (Ho k ltac:(lia)) as [_ Hsk].
+    rewrite e, Hslot0 in Hsk; lia. }
+  assert (Hvx : forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat).
+  { intros k Hk; split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
+  assert (Hpar : forall k, (1 <= k <= m - 1)%nat ->
+                 proj1_sig (parS k) = parN (ghostN order k)).
+  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
+    apply vm_of_id, (Hrt (ghostN order k)), Hvx, Hk. }
+  assert (Hstep : forall k, (1 <= k <= m - 1)%nat ->
+    (ghostN slot (parN (ghostN order k)) < k)%nat /\
+    forall u w, (u < m)%nat -> (w < m)%nat ->
+    (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
+    ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k)).
+  { intros k Hk; apply prim_step_joint; [exact Hpm | apply Hsteps | ]; lia. }
+  split; [| split; [| split; [| split]]].
+  - intros k Hk; destruct (Hstep k Hk) as [Hearly Hfirst].
+    destruct (Ho k ltac:(lia)) as [Hokm Hsk].
+    assert (Hin : joinedV k (parS k) = true)
+      by (unfold joinedV; rewrite Hpar by lia; apply Nat.ltb_lt; exact Hearly).
+    assert (Hout : joinedV k (orderV k) = false)
+      by (unfold joinedV; rewrite Hord by lia; apply Nat.ltb_ge; lia).
+    split; [unfold crosses; rewrite Hin, Hout; discriminate |].
+    intros [u Hu] [w Hw] Hcr; unfold crosses, joinedV in Hcr; simpl in Hcr.
+    change (~ before_pos nat alphaN (edge_pos m) u w
+                (proj1_sig (parS k)) (proj1_sig (orderV k))).
+    rewrite Hpar, Hord by lia.
+    destruct (Nat.ltb_spec (ghostN slot u) k) as [Hu' | Hu'],
+             (Nat.ltb_spec (ghostN slot w) k) as [Hw' | Hw']; try congruence.
+    + exact (Hfirst u w Hu Hw Hu' Hw').
+    + unfold before_pos; rewrite (edge_pos_sym m u w).
+      exact (Hfirst w u Hw Hu Hw' Hu').
+  - intros i j Hi Hj He; apply (f_equal (@proj1_sig _ _)) in He.
+    rewrite !Hord in He by lia.
+    exact (perm_order_inj m (ghostN order) (ghostN slot) (conj Ho Hs) i j Hi Hj He).
+  - intros k Hk; destruct (Hstep k Hk) as [Hearly _].
+    exists (ghostN slot (parN (ghostN order k))); split; [exact Hearly |].
+    apply vm_eq; rewrite Hpar, Hord by lia.
+    symmetry; apply (Hs _ (proj1 (Hrt _ (Hvx k Hk)))).
+  - intros j i Hj Hi; unfold joinedV; rewrite Hord by lia.
+    apply Nat.ltb_lt; destruct (Ho i ltac:(lia)) as [_ Hsi]; rewrite Hsi; exact Hi.
+  - intros [v Hv]; exists (ghostN slot v); destruct (Hs v Hv) as [Hsv Hosv].
+    split; [lia |]; apply vm_eq; rewrite Hord by lia; exact Hosv.
+Qed.
+
+(* The C's tree is a maximum-weight spanning tree: no spanning tree of the
+   m vertices (m − 1 distinct edges that join every two) has a larger sum
+   of α over its edges than the tree edges (parent[v], v), listed in the
+   order Prim adds them (prim_tree: step k's edge, k = 1..m − 1). *)
+(* req: cfl.alg1.opt *)
+Theorem tree_maximal_joint :
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_cuts Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat m) ->
+  forall E : list (Vm * Vm), spanning_tree Vm posV (m - 1) E ->
+  wsum Vm alphaN posV E <= wsum Vm alphaN posV (prim_tree Vm (m - 1) orderV parS).
+Proof.
+  intros Hrk Hpm Hcuts.
+  destruct (run_joint Hrk Hpm Hcuts) as (Hcut & Hinj & Hearlier & Hjoined & _).
+  exact (prim_maximal Vm vm_dec alphaN posV posV_sym posV_inj (m - 1) orderV parS
+           joinedV Hcut Hinj Hearlier Hjoined).
+Qed.
+
+(* And it is Kruskal's tree on line 1's sorted list (lines 3–6 run over the
+   whole list): a pair is kept by Kruskal's test exactly when it is a tree
+   edge, named either way. *)
+(* req: cfl.alg1.l3, cfl.alg1.l4, cfl.alg1.l6 *)
+Theorem tree_kruskal_joint :
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_cuts Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat m) ->
+  forall a b : Vm,
+  kruskal_keeps Vm (before_pos Vm alphaN posV) a b <->
+  prim_edge Vm (m - 1) orderV parS a b \/ prim_edge Vm (m - 1) orderV parS b a.
+Proof.
+  intros Hrk Hpm Hcuts.
+  destruct (run_joint Hrk Hpm Hcuts) as (Hcut & _ & Hearlier & _ & Honto).
+  exact (prim_is_kruskal Vm vm_dec alphaN posV posV_sym posV_inj (m - 1) orderV parS
+           joinedV Hcut Hearlier Honto).
+Qed.
+
 End Vertices.
 
 (* req: cfl.alg1.l7 *)
@@ -411,44 +578,14 @@ Proof.
       apply (joined_bwd Vm _ _ _ _ HF), IH.
 Qed.
 
-(* One step of Prim's run, as P_prim_step states it over WP's memory: the
-   vertex of slot k hangs from a vertex of a smaller slot, and no edge from
-   a vertex of slot < k to one of slot ≥ k comes before its edge. *)
-Theorem prim_step_joint k :
-  P_prim_perm order slot (Z.of_nat m) ->
-  P_prim_step Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat k) ->
-  (1 <= k < m)%nat ->
-  (ghostN slot (parN (ghostN order k)) < k)%nat /\
-  forall u w, (u < m)%nat -> (w < m)%nat ->
-  (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
-  ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k).
-Proof.
-  intros [Hs Ho] [Hp Hcut] Hk.
-  destruct (Ho (Z.of_nat k) ltac:(lia) ltac:(lia)) as [[_ Hok] _].
-  assert (Eo : Z.of_nat (ghostN order k) = order (Z.of_nat k))
-    by (unfold ghostN; rewrite Z2Nat.id; [reflexivity | lia]).
-  assert (Ep : Z.of_nat (parN (ghostN order k)) =
-               Mint (shift parent (order (Z.of_nat k))))
-    by (rewrite parN_of, Eo; reflexivity).
-  split.
-  - unfold ghostN at 1; rewrite Ep; lia.
-  - intros u w Hu Hw Hsu Hsw.
-    destruct (Hs (Z.of_nat u) ltac:(lia) ltac:(lia)) as [[_ Hu0] _].
-    destruct (Hs (Z.of_nat w) ltac:(lia) ltac:(lia)) as [[_ Hw0] _].
-    rewrite <- edge_first_joint, Ep, Eo.
-    unfold ghostN in Hsu, Hsw.
-    apply Hcut; lia.
-Qed.
-
 (* The end of the chain: what WP proves of optimal_bipartition (its
    postconditions `tree`, `sides` for the cut vertex c and `run`) makes
    the C's two sides an optimal bipartition in Algorithm 1's sense: every
    pair the sides separate is at most as similar as some pair separated by
    any other bipartition D of the m items.  This is
-   prim_bipartition_optimal of Bipartition.v with its steps k the ghost
-   slots: order k = prim_order[k], par k = parent[prim_order[k]], the cut
-   of step k the vertices of slot < k, the cut step the slot of c; every
-   hypothesis of it is proved here from WP's definitions, none read. *)
+   prim_bipartition_optimal of Bipartition.v for the run of run_joint, the
+   cut step the slot of c; every hypothesis of it is proved here from WP's
+   definitions, none read. *)
 (* req: cfl.alg1.opt, cfl.alg1.l7 *)
 Theorem bipartition_joint c :
   (1 <= c < m)%nat ->
@@ -463,92 +600,47 @@ Theorem bipartition_joint c :
   exists i j, (i < m)%nat /\ (j < m)%nat /\ D i <> D j /\
     alphaN (edge_pos m a b) <= alphaN (edge_pos m i j).
 Proof.
-  intros Hc Hrk Hlast Hsd Hpm [Hs0 Hsteps] D (x & y & Hx & Hy & Hxy) a b Ha Hb Hab.
+  intros Hc Hrk Hlast Hsd Hpm Hcuts D (x & y & Hx & Hy & Hxy) a b Ha Hb Hab.
   assert (H0m : (0 < m)%nat) by lia.
+  destruct (run_joint H0m Hrk Hpm Hcuts) as (Hcut & Hinj & Hearlier & _ & Honto).
   destruct (ranked_tree_joint Hrk) as [_ Hrt].
   destruct (prim_perm_joint Hpm) as [Ho Hs].
-  set (n := (m - 1)%nat).
-  set (orderV := fun k => vm_of H0m (ghostN order k)).
-  set (parS := fun k => parV H0m (orderV k)).
-  set (joinedV := fun k (v : Vm) => Nat.ltb (ghostN slot (proj1_sig v)) k).
-  set (posV := fun u w : Vm => edge_pos m (proj1_sig u) (proj1_sig w)).
-  assert (Hord : forall k, (k <= n)%nat -> proj1_sig (orderV k) = ghostN order k)
+  destruct Hcuts as [Hs0 _].
+  assert (Hord : forall k, (k <= m - 1)%nat ->
+                 proj1_sig (orderV H0m k) = ghostN order k)
     by (intros k Hk; apply vm_of_id, (Ho k); lia).
-  (* the root holds slot 0, so a vertex of slot ≥ 1 is not the root *)
   assert (Hslot0 : ghostN slot 0 = 0%nat)
     by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
-  assert (Hnz : forall k, (1 <= k <= n)%nat -> ghostN order k <> 0%nat).
-  { intros k Hk e; destruct (Ho k ltac:(lia)) as [_ Hsk].
-    rewrite e, Hslot0 in Hsk; lia. }
-  assert (Hpar : forall k, (1 <= k <= n)%nat ->
-                 proj1_sig (parS k) = parN (ghostN order k)).
-  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
-    apply vm_of_id, (Hrt (ghostN order k)).
-    split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
-  assert (Hstep : forall k, (1 <= k <= n)%nat ->
-    (ghostN slot (parN (ghostN order k)) < k)%nat /\
-    forall u w, (u < m)%nat -> (w < m)%nat ->
-    (ghostN slot u < k)%nat -> (k <= ghostN slot w)%nat ->
-    ~ before_pos nat alphaN (edge_pos m) u w (parN (ghostN order k)) (ghostN order k)).
-  { intros k Hk; apply prim_step_joint; [exact Hpm | apply Hsteps | ]; lia. }
-  (* the hypotheses of prim_bipartition_optimal *)
-  assert (HposS : forall u w : Vm, posV u w = posV w u)
-    by (intros u w; apply edge_pos_sym).
-  assert (HposI : forall u w u' w' : Vm, posV u w = posV u' w' -> same_edge Vm u w u' w').
-  { intros [u Hu] [w Hw] [u' Hu'] [w' Hw'] He.
-    destruct (edge_pos_inj m u w u' w' Hu Hw Hu' Hw' He) as [[-> ->] | [-> ->]].
-    - left; split; apply vm_eq; reflexivity.
-    - right; split; apply vm_eq; reflexivity. }
-  assert (Hcut : forall k, (1 <= k <= n)%nat ->
-            first_across Vm (before_pos Vm alphaN posV) (joinedV k) (parS k) (orderV k)).
-  { intros k Hk; destruct (Hstep k Hk) as [Hearly Hfirst].
-    destruct (Ho k ltac:(lia)) as [Hokm Hsk].
-    assert (Hin : joinedV k (parS k) = true)
-      by (unfold joinedV; rewrite Hpar by lia; apply Nat.ltb_lt; exact Hearly).
-    assert (Hout : joinedV k (orderV k) = false)
-      by (unfold joinedV; rewrite Hord by lia; apply Nat.ltb_ge; lia).
-    split; [unfold crosses; rewrite Hin, Hout; discriminate |].
-    intros [u Hu] [w Hw] Hcr; unfold crosses, joinedV in Hcr; simpl in Hcr.
-    change (~ before_pos nat alphaN (edge_pos m) u w
-                (proj1_sig (parS k)) (proj1_sig (orderV k))).
-    rewrite Hpar, Hord by lia.
-    destruct (Nat.ltb_spec (ghostN slot u) k) as [Hu' | Hu'],
-             (Nat.ltb_spec (ghostN slot w) k) as [Hw' | Hw']; try congruence.
-    - exact (Hfirst u w Hu Hw Hu' Hw').
-    - unfold before_pos; rewrite (edge_pos_sym m u w).
-      exact (Hfirst w u Hw Hu Hw' Hu'). }
-  assert (Hinj : forall i j, (i <= n)%nat -> (j <= n)%nat -> orderV i = orderV j -> i = j).
-  { intros i j Hi Hj He; apply (f_equal (@proj1_sig _ _)) in He.
-    rewrite !Hord in He by lia.
-    exact (perm_order_inj m (ghostN order) (ghostN slot) (conj Ho Hs) i j
-             ltac:(lia) ltac:(lia) He). }
-  assert (Hearlier : forall k, (1 <= k <= n)%nat -> exists j, (j < k)%nat /\ parS k = orderV j).
-  { intros k Hk; destruct (Hstep k Hk) as [Hearly _].
-    exists (ghostN slot (parN (ghostN order k))); split; [exact Hearly |].
-    apply vm_eq; rewrite Hpar, Hord by lia.
-    assert (Hpm' : (parN (ghostN order k) < m)%nat).
-    { apply (Hrt (ghostN order k)).
-      split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
-    symmetry; apply (Hs _ Hpm'). }
+  (* the cut step: the slot of c *)
   set (cs := ghostN slot c).
-  assert (Hcs_m : (cs < m)%nat) by (apply (Hs c); lia).
   assert (Hocs : ghostN order cs = c) by (apply (Hs c); lia).
-  assert (Hcs : (1 <= cs <= n)%nat).
-  { split; [| unfold n; lia].
+  assert (Hcs : (1 <= cs <= m - 1)%nat).
+  { assert (cs < m)%nat by (apply (Hs c); lia).
+    split; [| lia].
     destruct (Nat.eq_dec cs 0) as [e | ne]; [| lia].
     rewrite e in Hocs; destruct (Hs 0%nat H0m) as [_ Ho0].
     rewrite Hslot0 in Ho0; lia. }
-  assert (Hclast : forall k, (1 <= k <= n)%nat ->
-            ~ before_pos Vm alphaN posV (parS cs) (orderV cs) (parS k) (orderV k)).
+  assert (Hvx : forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat).
+  { intros k Hk; destruct (Ho k ltac:(lia)) as [Hkm Hsk]; split; [| exact Hkm].
+    destruct (Nat.eq_dec (ghostN order k) 0) as [e | ne]; [| lia].
+    rewrite e, Hslot0 in Hsk; lia. }
+  assert (Hpar : forall k, (1 <= k <= m - 1)%nat ->
+                 proj1_sig (parS H0m k) = parN (ghostN order k)).
+  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
+    apply vm_of_id, (Hrt (ghostN order k)), Hvx, Hk. }
+  assert (Hclast : forall k, (1 <= k <= m - 1)%nat ->
+            ~ before_pos Vm alphaN posV (parS H0m cs) (orderV H0m cs)
+                (parS H0m k) (orderV H0m k)).
   { intros k Hk.
     change (~ before_pos nat alphaN (edge_pos m)
-               (proj1_sig (parS cs)) (proj1_sig (orderV cs))
-               (proj1_sig (parS k)) (proj1_sig (orderV k))).
+               (proj1_sig (parS H0m cs)) (proj1_sig (orderV H0m cs))
+               (proj1_sig (parS H0m k)) (proj1_sig (orderV H0m k))).
     rewrite !Hpar, !Hord, Hocs by lia.
-    apply (last_edge_joint c Hlast).
-    split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
+    apply (last_edge_joint c Hlast), Hvx, Hk. }
+  (* the forest of sides_forest lists the tree edges of the steps ≠ cs *)
   assert (Hfe : forall u w, In (u, w) (forest H0m c) <->
-            exists k, (1 <= k <= n)%nat /\ k <> cs /\ u = parS k /\ w = orderV k).
+            exists k, (1 <= k <= m - 1)%nat /\ k <> cs /\
+                      u = parS H0m k /\ w = orderV H0m k).
   { intros u w; rewrite forest_in; split.
     - intros (H1 & H2 & ->).
       destruct w as [w Hw]; simpl in *.
@@ -556,22 +648,20 @@ Proof.
       assert (Hk1 : ghostN slot w <> 0%nat)
         by (intro e; rewrite e in Hosw; destruct (Hs 0%nat H0m) as [_ Ho0];
             rewrite Hslot0 in Ho0; lia).
-      assert (Hwv : orderV (ghostN slot w) = exist _ w Hw)
-        by (apply vm_eq; rewrite Hord by (unfold n; lia); exact Hosw).
-      exists (ghostN slot w); split; [unfold n; lia |]; split.
+      assert (Hwv : orderV H0m (ghostN slot w) = exist _ w Hw)
+        by (apply vm_eq; rewrite Hord by lia; exact Hosw).
+      exists (ghostN slot w); split; [lia |]; split.
       + intro e; apply H2; rewrite <- Hosw, <- Hocs, e; reflexivity.
       + split; [| symmetry; exact Hwv].
         unfold parS; rewrite Hwv; reflexivity.
     - intros (k & Hk & Hkc & -> & ->); split; [| split].
-      + rewrite Hord by lia; apply Hnz; exact Hk.
+      + rewrite Hord by lia; apply Nat.neq_0_lt_0, Hvx, Hk.
       + rewrite Hord by lia; intro e; apply Hkc.
         apply (perm_order_inj m (ghostN order) (ghostN slot) (conj Ho Hs));
-          unfold n in *; try lia; rewrite e, Hocs; reflexivity.
+          try lia; rewrite e, Hocs; reflexivity.
       + reflexivity. }
-  assert (Honto : forall v : Vm, exists k, (k <= n)%nat /\ orderV k = v).
-  { intros [v Hv]; exists (ghostN slot v); destruct (Hs v Hv) as [Hsv Hosv].
-    split; [unfold n; lia |]; apply vm_eq; rewrite Hord by (unfold n; lia); exact Hosv. }
-  destruct (prim_bipartition_optimal Vm alphaN posV HposS HposI n orderV parS joinedV
+  destruct (prim_bipartition_optimal Vm alphaN posV posV_sym posV_inj
+              (m - 1) (orderV H0m) (parS H0m) joinedV
               Hcut Hinj Hearlier cs Hcs Hclast (forest H0m c) Hfe
               (fun v => sideN (proj1_sig v)) (sides_forest H0m c Hc Hrk Hsd) Honto
               (fun v => D (proj1_sig v))

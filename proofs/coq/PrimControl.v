@@ -8,7 +8,8 @@
    fail, and that the one hypothesis the bug breaks is prim_cut (the WP
    assertion cut_property), every other hypothesis holding.  So neither
    theorem holds for a mutant of that kind, and the hypothesis that rules
-   it out is the one read from the C's cut_property.
+   it out is the one ClusterJoint.v's run_joint proves of the C's run
+   from its postcondition `run` (cut_property at every join).
 
    Model.  Three items 0, 1, 2 (m = 3), the upper-triangle positions of
    edge_pos (0·3+1 = 1, 0·3+2 = 2, 1·3+2 = 5, the diagonal 0, 4, 8) and

@@ -495,13 +495,40 @@ static void merge_cluster(size_t *rep, size_t m, size_t A, size_t B)
             rep[v] = A;
 }
 
+/* The Lance–Williams update of complete linkage when cluster B joins A:
+ * L(A ∪ B, C) = min(L(A, C), L(B, C)) for every other cluster C, kept in
+ * A's row (A < B keeps the smaller rep). */
+/*@ requires 2 <= m && m * m <= SIZE_MAX && A < B < m;
+    requires \valid(L + (0 .. m * m - 1));
+    requires \valid_read(rep + (0 .. m - 1));
+    requires \separated(L + (0 .. m * m - 1), rep + (0 .. m - 1));
+    assigns L[0 .. m * m - 1];
+ */
+static void linkage_update(double *L, const size_t *rep, size_t m, size_t A,
+                           size_t B)
+{
+    /*@ loop invariant 0 <= C <= m;
+        loop assigns C, L[0 .. m * m - 1];
+        loop variant m - C; */
+    for (size_t C = 0; C < m; C++) {
+        if (rep[C] != C || C == A || C == B)
+            continue;
+        const double lb = L[upper(B, C, m)];
+        double *la = &L[upper(A, C, m)];
+        *la = lb < *la ? lb : *la;
+    }
+}
+
 /* Complete linkage on the distance −α: repeatedly merge the two clusters
  * whose least similar pair is the most similar, until two remain.  A
  * cluster is named by its smallest item (rep); L[A·m + B] (A < B reps)
  * holds min_{a∈A, b∈B} α_ab (the Lance–Williams update of complete
  * linkage in similarities: L(A ∪ B, C) = min(L(A, C), L(B, C))), first
  * a copy of α.  The test bestA == m never holds (while clusters > 2, two reps
- * remain); it makes the kernel total for the proof. */
+ * remain); it makes the kernel total for the proof.  Side 1 is never empty:
+ * the ghost list of the clusters (cl_reps, proofs/acsl/cluster.h) names two
+ * reps when two clusters remain, and the one that is not item 0 is on side
+ * 1 (two_sides). */
 /*@ requires 2 <= m && m * m <= SIZE_MAX;
     requires \valid_read(alpha + (0 .. m * m - 1));
     requires \valid(L + (0 .. m * m - 1));
@@ -509,30 +536,43 @@ static void merge_cluster(size_t *rep, size_t m, size_t A, size_t B)
     requires \valid(side + (0 .. m - 1)) && \valid(rep + (0 .. m - 1));
     requires \separated(L + (0 .. m * m - 1), side + (0 .. m - 1),
                         rep + (0 .. m - 1));
-    assigns L[0 .. m * m - 1], side[0 .. m - 1], rep[0 .. m - 1];
+    assigns L[0 .. m * m - 1], side[0 .. m - 1], rep[0 .. m - 1],
+            cl_list[0 .. m - 1], cl_pos[0 .. m - 1];
     ensures side[0] == 0;
     ensures \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
+    ensures two_sides: \exists integer c; 1 <= c < m && side[c] == 1;
  */
 static void complete_linkage(const double *alpha, size_t m,
                              unsigned char *side, double *L, size_t *rep)
 {
+    /*@ assert m <= 4294967295; */
     /*@ loop invariant 0 <= q <= m * m;
         loop assigns q, L[0 .. m * m - 1];
         loop variant m * m - q; */
     for (size_t q = 0; q < m * m; q++)
         L[q] = alpha[q];                          /* L ← α */
     /*@ loop invariant 0 <= v <= m;
-        loop assigns v, rep[0 .. m - 1];
+        loop invariant init: \forall integer w; 0 <= w < v ==>
+            rep[w] == w && cl_list[w] == w && cl_pos[w] == w;
+        loop assigns v, rep[0 .. m - 1], cl_list[0 .. m - 1],
+                     cl_pos[0 .. m - 1];
         loop variant m - v; */
-    for (size_t v = 0; v < m; v++)
+    for (size_t v = 0; v < m; v++) {
         rep[v] = v;
+        /*@ ghost CL_GHOST_START(v) */
+    }
     /*@ loop invariant 2 <= clusters <= m;
-        loop assigns clusters, L[0 .. m * m - 1], rep[0 .. m - 1];
+        loop invariant rep0: rep[0] == 0;
+        loop invariant reps: cl_reps(rep, m, clusters);
+        loop assigns clusters, L[0 .. m * m - 1], rep[0 .. m - 1],
+                     cl_list[0 .. m - 1], cl_pos[0 .. m - 1];
         loop variant clusters; */
     for (size_t clusters = m; clusters > 2; clusters--) {
         size_t bestA = m, bestB = m;
         /*@ loop invariant 0 <= A <= m;
             loop invariant (bestA == m && bestB == m) || bestA < bestB < m;
+            loop invariant outer_rep: bestA == m ||
+                (rep[bestA] == bestA && rep[bestB] == bestB);
             loop assigns A, bestA, bestB;
             loop variant m - A; */
         for (size_t A = 0; A < m; A++) {
@@ -541,6 +581,8 @@ static void complete_linkage(const double *alpha, size_t m,
             /*@ loop invariant A + 1 <= B <= m;
                 loop invariant (bestA == m && bestB == m) ||
                                bestA < bestB < m;
+                loop invariant inner_rep: bestA == m ||
+                    (rep[bestA] == bestA && rep[bestB] == bestB);
                 loop assigns B, bestA, bestB;
                 loop variant m - B; */
             for (size_t B = A + 1; B < m; B++) {
@@ -551,29 +593,25 @@ static void complete_linkage(const double *alpha, size_t m,
                     bestA = A;
                     bestB = B;
                     /* for the provers: the pair, not its position a·m + b */
-                    /*@ assert bestA < bestB < m; */
+                    /*@ assert bestA < bestB < m && rep[bestA] == bestA &&
+                               rep[bestB] == bestB; */
                 }
             }
         }
         if (bestA == m)
             break;
         /* merge B into A (A < B keeps the smaller rep) */
-        /*@ loop invariant 0 <= C <= m;
-            loop assigns C, L[0 .. m * m - 1];
-            loop variant m - C; */
-        for (size_t C = 0; C < m; C++) {
-            if (rep[C] != C || C == bestA || C == bestB)
-                continue;
-            const double lb = L[upper(bestB, C, m)];
-            double *la = &L[upper(bestA, C, m)];
-            *la = lb < *la ? lb : *la;
-        }
+        linkage_update(L, rep, m, bestA, bestB);
+        /*@ ghost CL_GHOST_MERGE(bestB, clusters) */
         merge_cluster(rep, m, bestA, bestB);
     }
+    /*@ assert other_rep: \exists integer r; 1 <= r < m && rep[r] == r; */
     /*@ loop invariant 0 <= v <= m;
         loop invariant \forall integer w; 0 <= w < v ==>
             side[w] == 0 || side[w] == 1;
         loop invariant 0 < v ==> side[0] == 0;
+        loop invariant side_rep: \forall integer w; 0 <= w < v ==>
+            (side[w] == 1 <==> rep[w] != rep[0]);
         loop assigns v, side[0 .. m - 1];
         loop variant m - v; */
     for (size_t v = 0; v < m; v++)

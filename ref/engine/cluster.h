@@ -91,7 +91,7 @@ typedef enum {
             iwork[0 .. 2 * m - 1], *err;
     ensures \result == PFLREF_OK ==> side[0] == 0 &&
         \forall integer v; 0 <= v < m ==> side[v] == 0 || side[v] == 1;
-    ensures \result == PFLREF_OK && method == PFLREF_BIPARTITION_OPTIMAL ==>
+    ensures \result == PFLREF_OK ==>
         \exists integer c; 1 <= c < m && side[c] == 1;
  */
 pflref_status pflref_cluster_bipartition(const double *alpha, size_t m,
