@@ -576,6 +576,16 @@ COMPARISONS = [
      "Prim's edge order: the larger similarity first",
      ("equal", "reached only when x != y, where > and ≥ agree (ties go to the "
       "index order, decided by cfl/worked/boundary-tie-order)")),
+    ("ref/engine/cluster.c",
+     "if (bestA == m || L[upper(A, B, m)] > L[upper(bestA, bestB, m)]) {", ">",
+     "complete linkage's merge (cfl.bipartition = complete_linkage): the pair "
+     "of clusters whose least similar pair is the most similar, ties to the "
+     "first pair in the scan, the smallest reps (A, B)",
+     ("pending", "no complete-linkage vector yet has two candidate merges "
+      "whose complete-link similarities are exactly equal, so no vector tells "
+      "> from ≥ (the later pair); the exact generator "
+      "(pflref_exact_cfl.complete_linkage) keeps the same rule, the smallest "
+      "(smallest member, smallest member)")),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
      ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau",
