@@ -59,7 +59,9 @@
        PrimKruskal and Maximal take of a run of Prim, its steps the ghost
        slots: step k's vertex prim_order[k], its edge from
        parent[prim_order[k]], the cut of step k the vertices of slot < k
-       (prim_cut, order_inj, par_earlier, cut_joined, order_onto);
+       (prim_cut, order_inj, par_earlier, cut_joined, order_onto); the
+       lemma run_steps reads the steps' vertices and parents over nat, which
+       bipartition_joint uses too;
      - tree_maximal_joint, tree_kruskal_joint: the C's tree is a
        maximum-weight spanning tree (prim_maximal) and Kruskal's tree on
        line 1's sorted list (prim_is_kruskal);
@@ -418,6 +420,34 @@ Proof.
   - right; split; apply vm_eq; reflexivity.
 Qed.
 
+(* The steps' vertices read over nat: prim_order[k] as a Vm is itself, the
+   root holds slot 0 (prim_cuts), so the vertex of a step k ≥ 1 is not the
+   root, and its parent read as a Vm is parent[prim_order[k]]. *)
+Lemma run_steps :
+  P_ranked_tree Mint rank parent (Z.of_nat m) ->
+  P_prim_perm order slot (Z.of_nat m) ->
+  P_prim_cuts Mf64 Mint order slot alpha (Z.of_nat m) parent (Z.of_nat m) ->
+  (forall k, (k <= m - 1)%nat -> proj1_sig (orderV k) = ghostN order k) /\
+  ghostN slot 0 = 0%nat /\
+  (forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat) /\
+  (forall k, (1 <= k <= m - 1)%nat -> proj1_sig (parS k) = parN (ghostN order k)).
+Proof.
+  intros Hrk Hpm [Hs0 _].
+  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  destruct (prim_perm_joint Hpm) as [Ho _].
+  assert (Hord : forall k, (k <= m - 1)%nat -> proj1_sig (orderV k) = ghostN order k)
+    by (intros k Hk; apply vm_of_id, (Ho k); lia).
+  assert (Hslot0 : ghostN slot 0 = 0%nat)
+    by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
+  assert (Hvx : forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat).
+  { intros k Hk; destruct (Ho k ltac:(lia)) as [Hkm Hsk]; split; [| exact Hkm].
+    destruct (Nat.eq_dec (ghostN order k) 0) as [e | ne]; [| lia].
+    rewrite e, Hslot0 in Hsk; lia. }
+  split; [exact Hord | split; [exact Hslot0 | split; [exact Hvx |]]].
+  intros k Hk; unfold parS, parV; rewrite Hord by lia.
+  apply vm_of_id, (Hrt (ghostN order k)), Hvx, Hk.
+Qed.
+
 (* What WP proves of the run (the postconditions `run` and `tree` of
    max_spanning_tree and optimal_bipartition) gives every hypothesis
    Bipartition.v's sections PrimKruskal and Maximal take of a run of Prim
@@ -434,23 +464,11 @@ Theorem run_joint :
   (forall j i, (1 <= j <= m - 1)%nat -> (i < j)%nat -> joinedV j (orderV i) = true) /\
   (forall v : Vm, exists k, (k <= m - 1)%nat /\ orderV k = v).
 Proof.
-  intros Hrk Hpm [Hs0 Hsteps].
+  intros Hrk Hpm Hcuts.
+  destruct (run_steps Hrk Hpm Hcuts) as (Hord & _ & Hvx & Hpar).
+  destruct Hcuts as [_ Hsteps].
   destruct (ranked_tree_joint Hrk) as [_ Hrt].
   destruct (prim_perm_joint Hpm) as [Ho Hs].
-  assert (Hord : forall k, (k <= m - 1)%nat -> proj1_sig (orderV k) = ghostN order k)
-    by (intros k Hk; apply vm_of_id, (Ho k); lia).
-  (* the root holds slot 0, so the vertex of a step k ≥ 1 is not the root *)
-  assert (Hslot0 : ghostN slot 0 = 0%nat)
-    by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
-  assert (Hnz : forall k, (1 <= k <= m - 1)%nat -> ghostN order k <> 0%nat).
-  { intros k Hk e; destruct (Ho k ltac:(lia)) as [_ Hsk].
-    rewrite e, Hslot0 in Hsk; lia. }
-  assert (Hvx : forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat).
-  { intros k Hk; split; [apply Nat.neq_0_lt_0, Hnz; lia | apply (Ho k); lia]. }
-  assert (Hpar : forall k, (1 <= k <= m - 1)%nat ->
-                 proj1_sig (parS k) = parN (ghostN order k)).
-  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
-    apply vm_of_id, (Hrt (ghostN order k)), Hvx, Hk. }
   assert (Hstep : forall k, (1 <= k <= m - 1)%nat ->
     (ghostN slot (parN (ghostN order k)) < k)%nat /\
     forall u w, (u < m)%nat -> (w < m)%nat ->
@@ -603,14 +621,8 @@ Proof.
   intros Hc Hrk Hlast Hsd Hpm Hcuts D (x & y & Hx & Hy & Hxy) a b Ha Hb Hab.
   assert (H0m : (0 < m)%nat) by lia.
   destruct (run_joint H0m Hrk Hpm Hcuts) as (Hcut & Hinj & Hearlier & _ & Honto).
-  destruct (ranked_tree_joint Hrk) as [_ Hrt].
+  destruct (run_steps H0m Hrk Hpm Hcuts) as (Hord & Hslot0 & Hvx & Hpar).
   destruct (prim_perm_joint Hpm) as [Ho Hs].
-  destruct Hcuts as [Hs0 _].
-  assert (Hord : forall k, (k <= m - 1)%nat ->
-                 proj1_sig (orderV H0m k) = ghostN order k)
-    by (intros k Hk; apply vm_of_id, (Ho k); lia).
-  assert (Hslot0 : ghostN slot 0 = 0%nat)
-    by (unfold ghostN; change (Z.of_nat 0) with 0%Z; rewrite Hs0; reflexivity).
   (* the cut step: the slot of c *)
   set (cs := ghostN slot c).
   assert (Hocs : ghostN order cs = c) by (apply (Hs c); lia).
@@ -620,14 +632,6 @@ Proof.
     destruct (Nat.eq_dec cs 0) as [e | ne]; [| lia].
     rewrite e in Hocs; destruct (Hs 0%nat H0m) as [_ Ho0].
     rewrite Hslot0 in Ho0; lia. }
-  assert (Hvx : forall k, (1 <= k <= m - 1)%nat -> (1 <= ghostN order k < m)%nat).
-  { intros k Hk; destruct (Ho k ltac:(lia)) as [Hkm Hsk]; split; [| exact Hkm].
-    destruct (Nat.eq_dec (ghostN order k) 0) as [e | ne]; [| lia].
-    rewrite e, Hslot0 in Hsk; lia. }
-  assert (Hpar : forall k, (1 <= k <= m - 1)%nat ->
-                 proj1_sig (parS H0m k) = parN (ghostN order k)).
-  { intros k Hk; unfold parS, parV; rewrite Hord by lia.
-    apply vm_of_id, (Hrt (ghostN order k)), Hvx, Hk. }
   assert (Hclast : forall k, (1 <= k <= m - 1)%nat ->
             ~ before_pos Vm alphaN posV (parS H0m cs) (orderV H0m cs)
                 (parS H0m k) (orderV H0m k)).
