@@ -133,7 +133,7 @@ RTE="-wp-rte -warn-unsigned-overflow"
 JOBS='ids | ref/sampling/ids.c | rte | pflref_ids_first_bad,pflref_index_first_out_of_range,pflref_size_mul_sat,pflref_size_add_sat,pflref_steps_first_bad,pflref_step_of,pflref_marks_set,pflref_selected_first_bad,pflref_drawn_first_bad,pflref_ids_iota,pflref_batch_copy
 shuffle | ref/sampling/shuffle.c | rte | pflref_interval_mask,pflref_interval_draw,pflref_numpy_permutation
 metrics | ref/core/metrics.c | rte | quantile_lo,worst_decile
-metrics real | ref/core/metrics.c | rte_real | type7_at
+metrics real | ref/core/metrics.c | rte_real | type7_at,pflref_quantile_sorted
 schedule_check calls | ref/sampling/schedule_check.c | calls | validate_batches,check_participants,check_selected,validate_round,pflref_schedule_validate
 schedule_check guards | ref/sampling/schedule_check.c | rte_assert | validate_round
 schedule calls | ref/sampling/schedule.c | calls | choose_round,check_work_size,fill_batches

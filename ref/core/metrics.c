@@ -69,17 +69,17 @@ static size_t quantile_lo(size_t lo, size_t N)
 }
 
 /* Type-7's quantile of N >= 1 sorted values a at the position h, given
- * lo = ⌊h⌋ (h = p (N − 1), computed by the caller): a_(N−1) when
+ * lo = ⌊h⌋ (h = p (N − 1), computed by pflref_quantile_sorted): a_(N−1) when
  * lo >= N − 1, else the interpolation
  *   q = a_(lo) + δ (a_(lo+1) − a_(lo)),  δ = h − lo.
  * Proved with Frama-C WP in its real model (proofs/README.md): the result
  * is that formula of exactly the positions ⌊h⌋ and ⌊h⌋ + 1 (its rounding
  * is not claimed). */
 /*@ requires N >= 1 && \valid_read(sorted + (0 .. N - 1));
-    requires lo == \floor(h);
+    requires floor: lo == \floor(h);
     assigns \nothing;
     ensures last: lo >= N - 1 ==> \result == sorted[N - 1];
-    ensures between: lo < N - 1 ==>  // req: metrics.p10 (from lo = ⌊h⌋)
+    ensures between: lo < N - 1 ==>
             \result == sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]);
  */
 static double type7_at(const double *sorted, size_t N, double h, size_t lo)
@@ -114,9 +114,30 @@ static size_t worst_decile(size_t N, int higher, size_t *count)
     return higher ? 0 : N - *count;
 }
 
-/* Outside its precondition (N ≥ 1, p ∈ [0, 1]) the quantile does not read
- * out of bounds: N = 0 or a NaN p gives NaN, p < 0 the minimum, p > 1 the
- * maximum. */
+/* Type-7's quantile of N sorted values at p.  Outside its precondition
+ * (N ≥ 1, p ∈ [0, 1]) it does not read out of bounds: N = 0 or a NaN p
+ * gives NaN, p < 0 the minimum, p > 1 the maximum.  Proved with Frama-C WP
+ * in its real model (proofs/README.md) for N ≥ 1 and a finite p: the
+ * result is a_(lo) + δ (a_(lo+1) − a_(lo)) at lo = ⌊p (N − 1)⌋, the
+ * position the C's cast computes (its rounding is not claimed). */
+/*@ requires N >= 1 ==> \valid_read(sorted + (0 .. N - 1));
+    requires \is_finite(p);
+    assigns \nothing;
+    behavior low:
+      assumes N >= 1 && p <= 0;
+      ensures \result == sorted[0];
+    behavior high:
+      assumes N >= 1 && p >= 1;
+      ensures \result == sorted[N - 1];
+    behavior single:
+      assumes N == 1 && 0 < p < 1;
+      ensures \result == sorted[0];
+    behavior inside:
+      assumes N >= 2 && 0 < p < 1;
+      ensures type7:  // req: metrics.p10
+              \let h = p * (N - 1); \let lo = \floor(h);
+              \result == sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]);
+ */
 /* req: metrics.p10 */
 double pflref_quantile_sorted(const double *sorted, size_t N, double p)
 {
@@ -127,9 +148,14 @@ double pflref_quantile_sorted(const double *sorted, size_t N, double p)
         return sorted[0];
     if (p >= 1.0)
         return sorted[N - 1];
-    /* h = p (N − 1), lo = ⌊h⌋, δ = h − lo */
+    /* h = p (N − 1), lo = ⌊h⌋, δ = h − lo.  A cast truncates, which is ⌊h⌋
+     * for 0 ≤ h ≤ N − 1 (Frama-C's RTE plugin emits no range guard for a
+     * cast to a 64-bit integer, hence cast_defined). */
     const double h = p * (double)(N - 1);
-    return type7_at(sorted, N, h, (size_t)floor(h));
+    /*@ assert cast_defined: 0 <= h <= N - 1; */
+    const size_t lo = (size_t)h;
+    /*@ assert lo: lo == \floor(h); */
+    return type7_at(sorted, N, h, lo);
 }
 
 /* err := PFLREF_EINVAL at "<name>[i]": "<name>[i] = <value> <what>". */
