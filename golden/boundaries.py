@@ -115,18 +115,21 @@ def cfl_pair_on(spec):
                zip(_cfl_notes(spec, "c1"), _cfl_notes(spec, "c2")))
 
 
-def cfl_tie_order_on(spec):
-    """Two equal similarities whose order in Algorithm 1's sort changes the
-    bipartition: the partition differs when equal α are taken last position
-    first."""
-    import pflref_exact_cfl as xc
+def cfl_tie_on(method):
+    """Two equal similarities (Algorithm 1, method optimal) or two equal
+    complete links (method complete_linkage) whose order changes the
+    bipartition: the partition differs when equal values are taken last
+    position (or last pair) first."""
+    def probe(spec):
+        import pflref_exact_cfl as xc
 
-    def parts(bugs):
-        return [r["value"] for r in xc.replay(spec, bugs)[0].records
-                if r["event"] == "note" and r["name"] == "partition"]
-    sw = spec["algorithm"].get("switches", {})
-    return (sw.get("cfl.bipartition", "optimal") == "optimal" and
-            parts(frozenset()) != parts(frozenset({"cfl-ties-reversed"})))
+        def parts(bugs):
+            return [r["value"] for r in xc.replay(spec, bugs)[0].records
+                    if r["event"] == "note" and r["name"] == "partition"]
+        sw = spec["algorithm"].get("switches", {})
+        return (sw.get("cfl.bipartition", "optimal") == method and
+                parts(frozenset()) != parts(frozenset({"cfl-ties-reversed"})))
+    return probe
 
 
 def ifca_tie(spec):
@@ -463,7 +466,7 @@ COMPARISONS = [
      ("decided", ["cfl/worked/boundary-gamma"], cfl_gamma_on)),
     ("ref/engine/cluster.c", "", "sort",
      "Algorithm 1's order of equal similarities (row-major, stable)",
-     ("decided", ["cfl/worked/boundary-tie-order"], cfl_tie_order_on)),
+     ("decided", ["cfl/worked/boundary-tie-order"], cfl_tie_on("optimal"))),
     (A + "ifca.c", "if (loss[j] < loss[j_hat])", "<",
      "ĵ = argmin_j F_i(θ_j), ties to the lowest j",
      ("decided", ["ifca/worked/partial-gradient", "ifca/worked/partial-model"],
@@ -581,11 +584,8 @@ COMPARISONS = [
      "complete linkage's merge (cfl.bipartition = complete_linkage): the pair "
      "of clusters whose least similar pair is the most similar, ties to the "
      "first pair in the scan, the smallest reps (A, B)",
-     ("pending", "no complete-linkage vector yet has two candidate merges "
-      "whose complete-link similarities are exactly equal, so no vector tells "
-      "> from ≥ (the later pair); the exact generator "
-      "(pflref_exact_cfl.complete_linkage) keeps the same rule, the smallest "
-      "(smallest member, smallest member)")),
+     ("decided", ["cfl/worked/boundary-tie-complete-linkage"],
+      cfl_tie_on("complete_linkage"))),
     (A + "fedfomo.c", "if (fabs(x[p] - a[p]) > tau * fmax(fabs(x[p]), fabs(a[p])))", ">",
      "l. 3's equality up to rounding: an entry differs when |x − a| > τ max(|x|, |a|)",
      ("decided", ["layers/fedfomo/bn1d-equal-rounding-on-tau",

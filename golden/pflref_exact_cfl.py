@@ -38,7 +38,9 @@ Bugs (the catalogue's classes):
                          the reverse
   cfl-ties-reversed      Algorithm 1's equal similarities taken in reverse
                          row-major order (an unstable or descending-index
-                         sort) instead of the stable sort's
+                         sort) instead of the stable sort's; in complete
+                         linkage, of two merges with equal links the later
+                         pair (≥ for >) instead of the first
   cfl-no-gamma-test      split on the ε tests alone
   cfl-local-indices      a split's c₁, c₂ kept as positions within the
                          cluster, not mapped back to client ids
@@ -189,8 +191,12 @@ def algorithm1(A, ties_reversed=False):
     return two_parts(C)
 
 
-def complete_linkage(A):
-    """Agglomerative complete linkage on −α to two clusters."""
+def complete_linkage(A, ties_reversed=False):
+    """Agglomerative complete linkage on −α to two clusters: merge the pair
+    of clusters whose least similar pair (the link, min α) is the most
+    similar; of equal links, the pair (x, y) with the smallest (smallest
+    member of x, smallest member of y).  ties_reversed: the bug
+    cfl-ties-reversed (of equal links, the largest such pair)."""
     m = len(A)
     C = [[a] for a in range(m)]
     while len(C) > 2:
@@ -203,6 +209,8 @@ def complete_linkage(A):
                         if link is None or A[a][b] < link:
                             link = A[a][b]
                 key = (min(C[x]), min(C[y]))
+                if ties_reversed:
+                    key = (-key[0], -key[1])  # the largest pair first
                 if best is None or link > best[0] or (link == best[0] and key < best[1]):
                     best = (link, key, x, y)
         _, _, x, y = best
@@ -318,7 +326,7 @@ def replay(spec, bugs=frozenset()):
                 trace.emit("note", "train", t, i, None, "similarity", [x.value() for x in A[a]])
             # req: cfl.alg5.l11
             p1, p2 = (algorithm1(A, "cfl-ties-reversed" in bugs) if method == "optimal"
-                      else complete_linkage(A))
+                      else complete_linkage(A, "cfl-ties-reversed" in bugs))
             cross = max((A[a][b] for a in p1 for b in p2), key=CosKey)
             if "cfl-local-indices" in bugs:
                 c1, c2 = list(p1), list(p2)

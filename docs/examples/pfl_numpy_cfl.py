@@ -33,7 +33,7 @@ import numpy as np
 ALGORITHM = "cfl"
 BUGS = ("cfl-dot-similarity", "cfl-complete-linkage", "cfl-no-gamma-test",
         "cfl-local-indices", "cfl-update-with-parent", "cfl-uniform-always",
-        "cfl-argsort-reversed")
+        "cfl-argsort-reversed", "cfl-linkage-ties-last")
 
 
 def _base():
@@ -72,7 +72,7 @@ def _algorithm1(S, bug=None):
     return C
 
 
-def _complete_linkage(S):
+def _complete_linkage(S, bug=None):
     """The notebook's sklearn complete linkage on −S, without sklearn:
     repeatedly merge the two clusters whose least similar pair is the most
     similar (the first such pair in the order of the clusters' smallest
@@ -83,7 +83,12 @@ def _complete_linkage(S):
         for x in range(len(C)):
             for y in range(x + 1, len(C)):
                 L[x, y] = S[np.ix_(C[x], C[y])].min()
-        x, y = divmod(int(np.argmax(L)), len(C))
+        flat = L.ravel()
+        if bug == "cfl-linkage-ties-last":
+            pos = flat.size - 1 - int(np.argmax(flat[::-1]))
+        else:
+            pos = int(np.argmax(flat))
+        x, y = divmod(pos, len(C))
         merged = sorted(C[x] + C[y])
         C = sorted([c for k, c in enumerate(C) if k not in (x, y)] + [merged], key=min)
     return [set(c) for c in C]
@@ -142,7 +147,7 @@ def run(spec, clients, w0, log, bug):
             S = _cosines(np.array([delta[i] for i in c]), bug)
             for a, i in enumerate(c):
                 log("note", "train", "similarity", S[a], round=t, client=i)
-            parts = _algorithm1(S, bug) if method == "optimal" else _complete_linkage(S)
+            parts = _algorithm1(S, bug) if method == "optimal" else _complete_linkage(S, bug)
             p1, p2 = sorted((sorted(p) for p in parts), key=min)
             cross = max(S[a, b] for a in p1 for b in p2)
             if bug == "cfl-local-indices":

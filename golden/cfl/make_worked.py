@@ -43,6 +43,10 @@ clients' c_i are the examples' vectors.
   boundary-tie-zero-update  three clients, the middle one's update exactly 0:
                      α₀₁ = α₁₂ = 0 by the zero-norm rule in any arithmetic, so
                      Algorithm 1's tie order shows in float32 too
+  boundary-tie-complete-linkage  complete linkage with two equal links after
+                     the first merge (0 by the zero-norm rule, in any
+                     arithmetic): the first pair in the scan merges; the
+                     later pair and Algorithm 1 each split differently
 
     /usr/bin/python3 golden/cfl/make_worked.py [OUTDIR]
 """
@@ -712,11 +716,70 @@ def boundary_tie_zero_update():
                 only={"cfl-bipartition": ["cfl-ties-reversed"]})
 
 
+# Complete linkage's order of equal links (cfl.bipartition =
+# complete_linkage), on a tie that rounding cannot break.  Updates u₀ =
+# (1, −0.5), u₁ = (1, 0.25), u₂ = 0 (c = 0, as in boundary-tie-zero-update),
+# u₃ = (0.25, 1.25): client 2's similarity to every client is 0 by the
+# zero-norm rule, in any arithmetic; α₀₁ ≈ 0.759 is the largest, α₁₃ ≈ 0.428,
+# α₀₃ ≈ −0.263.  The first merge is {0, 1}; then the links are L({0,1}, 2) =
+# min(α₀₂, α₁₂) = 0, L({0,1}, 3) = min(α₀₃, α₁₃) ≈ −0.263 and L(2, 3) = α₂₃ =
+# 0: two equal links, and the first pair in the scan, ({0,1}, 2), merges:
+# {0, 1, 2} | {3}.  Taking the later pair (≥ for >) gives {0, 1} | {2, 3};
+# Algorithm 1 would give {0, 1, 3} | {2} (α₁₃ is the second largest), so
+# each of the three readings gives its own split.  ‖Δθ_c‖ ≈ 0.62 < ε₁ = 2,
+# max ‖Δθ_i‖ ≈ 1.27 > ε₂ = 1, and γ_max = 1/4 < √((1 − α_max^cross)/2) ≈
+# 0.53 for either tie order (α_max^cross = α₁₃ in both).
+BND_TIE_CL = [[1.0, -0.5], [1.0, 0.25], [0.0, 0.0], [0.25, 1.25]]
+
+
+def boundary_tie_complete_linkage():
+    hp = {"eta": 0.5, "eps1": 2.0, "eps2": 1.0, "gamma_max": 0.25}
+    sw = {"cfl.bipartition": "complete_linkage"}
+
+    def check(trace, v):
+        rows = notes_of(trace, "similarity")
+        assert rows[0][2] == rows[1][2] == rows[2][3] == 0, rows
+        assert rows[0][1] > rows[1][3] > 0 > rows[0][3], rows
+        assert notes_of(trace, "partition")[0] == [0, 0, 0, 1]
+        # Algorithm 1 on the same updates splits {0, 1, 3} | {2}
+        spec = BND_TIE_CL_SPEC[0]
+        other = pc.replay(dict(spec, algorithm=dict(spec["algorithm"], switches={})))[0]
+        assert notes_of(other, "partition")[0] == [0, 0, 1, 0]
+
+    model = {"kind": "quadratic", "d": 2}
+    cls, rounds = bnd_clients(BND_TIE_CL), bnd_rounds(4)
+    BND_TIE_CL_SPEC.append(pg.given_spec("", "", model, cls, {"kind": "zeros"},
+                                         {"name": "cfl", "hyperparameters": hp,
+                                          "switches": sw}, rounds))
+    return make("boundary-tie-complete-linkage",
+                "CFL, complete linkage with two equal links: the first pair in the "
+                "scan merges, {0,1,2} | {3}",
+                "Updates (1, −0.5), (1, 0.25), (0, 0), (0.25, 1.25), cfl.bipartition "
+                "= complete_linkage: client 2's update is exactly 0, so its "
+                "similarity to every client is 0 by the zero-norm rule in any "
+                "precision. After {0, 1} merges (α₀₁ ≈ 0.759, the largest), the "
+                "links of ({0,1}, 2) and (2, 3) are both 0 and that of ({0,1}, 3) "
+                "is −0.263, so the first pair in the scan merges: {0, 1, 2} | {3}; "
+                "taking the later pair gives {0, 1} | {2, 3}, and Algorithm 1 "
+                "{0, 1, 3} | {2}. Every split test passes by a wide margin, and "
+                "rounding cannot break the tie, so a float32 check tells the two "
+                "orders apart.",
+                None, None, hp, sw, None, ["cfl-bipartition"], check,
+                f"{NOTES} §1.9 (the notebook's complete linkage, ties to the "
+                "first pair) and the zero-norm rule of ref/engine/cluster.c; "
+                "exact zero links on the tie (golden/boundaries.py)",
+                data=(model, cls, rounds),
+                only={"cfl-bipartition": ["cfl-bipartition-flip", "cfl-ties-reversed"]})
+
+
+BND_TIE_CL_SPEC = []
+
+
 MAKERS = [seed003, seed003_samples, seed003_gamma, lambda: counter("optimal"),
           lambda: counter("complete_linkage"), nested, linear_minibatch,
           spread_complete_linkage, thresholds_warmup, thresholds_min_size,
           boundary_eps1, boundary_eps2, boundary_min_size, boundary_gamma,
-          boundary_tie_order, boundary_tie_zero_update]
+          boundary_tie_order, boundary_tie_zero_update, boundary_tie_complete_linkage]
 
 if __name__ == "__main__":
     pg.write_all(sys.argv, HERE, MAKERS)

@@ -98,6 +98,7 @@ def test_a_float32_bug_is_flagged_as_in_float64(rel, bug, tmp_path):
 
 @pytest.mark.parametrize("rel,bug", [
     ("cfl/worked-boundary-tie-zero-update.json", "cfl-argsort-reversed"),
+    ("cfl/worked-boundary-tie-complete-linkage.json", "cfl-linkage-ties-last"),
     ("ifca/worked-zero-loss-tie.json", "ifca-ties-to-highest"),
     ("interp/worked-grid-blank-validation.json", "interp-ties-to-larger"),
     ("layers/fedfomo-bn1d-equal-zero-buffers.json", "fedfomo-equal-strict"),
