@@ -151,8 +151,7 @@ ifca | ref/algorithms/ifca.c | rte_real | lowest_loss
 schedule generate calls | ref/sampling/schedule.c | calls | check_counts,check_work,check_config,check_counted,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate
 schedule generate guards | ref/sampling/schedule.c | rte_assert | check_counts,fill_client,fill_trainers,fill_round,fill_schedule,pflref_schedule_generate
 state | ref/engine/state.c | rte_real | state_zero,state_rest_alloc,copy_rows,state_arrays_init
-state calls | ref/engine/state.c | calls | pflref_state_alloc
-state guards | ref/engine/state.c | rte_assert | pflref_state_alloc
+state alloc | ref/engine/state.c | rte_real | pflref_state_alloc
 state lemmas | ref/engine/state.c | lemmas | lemma_product_fits
 engine row | ref/engine/engine.h | rte_real | pflref_row
 vec copy | ref/core/vec.h | rte_real | pflref_copy

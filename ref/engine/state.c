@@ -7,7 +7,8 @@
  * shapes engine.h's state_base, state_global and state_personal name
  * (P ≥ 1, N·P addressable, each array valid for its entries and apart from
  * the others), from which the algorithms' call sites of the block kernels
- * are proved; every copy of w0 and both masks stay inside their arrays.
+ * are proved; every copy of w0 and both masks stay inside their arrays,
+ * and w⁰ = w = every v_i = w0 (state.h's state_init).
  * P ≥ 1 and N·P are tested here; that the new arrays are valid and apart
  * is what C guarantees of a new allocation, which WP cannot derive: it is
  * the contract of one short wrapper of the allocations
@@ -116,20 +117,35 @@ static void state_arrays_alloc(pflref_state *s, int global, int personal,
 }
 
 /* v_i := w0 for every i < N: each of the N rows of P doubles of v (v and
- * w0 apart). */
+ * w0 apart).  Proved (proofs/README.md): every row equals w0 (rows). */
 /*@ requires N * P <= SIZE_MAX;
     requires \valid(v + (0 .. N * P - 1)) && \valid_read(w0 + (0 .. P - 1));
     requires \separated(v + (0 .. N * P - 1), w0 + (0 .. P - 1));
     assigns v[0 .. N * P - 1];
+    ensures rows: \forall integer i; 0 <= i < N ==> row_is(v, i, P, w0);
  */
 static void copy_rows(double *v, size_t N, size_t P, const double *w0)
 {
     /*@ loop invariant 0 <= i <= N;
+        loop invariant rows: \forall integer r; 0 <= r < i ==>
+                             row_is(v, r, P, w0);
         loop assigns i, v[0 .. N * P - 1];
         loop variant N - i;
      */
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++) {
         pflref_copy(pflref_row(v, i, N, P), w0, P);
+        /* for the provers: the entries before row i and w0 kept, the rows
+         * before row i inside them, so those rows kept; row i is w0 */
+        /*@ assert before: \forall integer q; 0 <= q < i * P ==>
+                   v[q] == \at(v[q], LoopCurrent); */
+        /*@ assert w0_kept: \forall integer p; 0 <= p < P ==>
+                   w0[p] == \at(w0[p], LoopCurrent); */
+        /*@ assert rows_inside: \forall integer r; 0 <= r < i ==>
+                   0 <= r * P && r * P + P <= i * P; */
+        /*@ assert kept: \forall integer r; 0 <= r < i ==>
+                   \at(row_is(v, r, P, w0), LoopCurrent) ==> row_is(v, r, P, w0); */
+        /*@ assert row_i: row_is(v, i, P, w0); */
+    }
 }
 
 /* The initial values of the state's arrays: w⁰ = w = every v_i = w0,
@@ -148,6 +164,7 @@ static void copy_rows(double *v, size_t N, size_t P, const double *w0)
     ensures \forall integer p; 0 <= p < s->P ==>
             (s->mask[p] == 0 || s->mask[p] == 1) &&
             s->shared[p] == 1 - s->mask[p];
+    ensures init: state_init(s, w0);  // req: fedavg.alg1.l2
  */
 static void state_arrays_init(pflref_state *s, const pflref_model *m,
                               const pflref_split *split, const double *w0)

@@ -31,9 +31,25 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
  * doubles would not be addressable.
  * Proved (proofs/README.md): on PFLREF_OK, s has the shapes state_base,
  * state_model, state_global (has_global) and state_personal (has_personal)
- * name, and shared = 1 − mask, mask 0 or 1.  The caller's part: w0 holds
+ * name, shared = 1 − mask, mask 0 or 1, and w⁰ = w = every v_i = w0
+ * (state_init, in WP's real model: the copies move doubles unchanged).  The caller's part: w0 holds
  * its P entries and the schedule its T rounds (it passed
  * pflref_schedule_validate). */
+/*@ // the P entries of v from o equal w0's; row k of the row-major array
+    // v (P entries a row) equals w0
+    predicate block_is{L}(double *v, integer o, integer P, double *w0) =
+      \forall integer p; 0 <= p < P ==> v[o + p] == w0[p];
+    predicate row_is{L}(double *v, integer k, integer P, double *w0) =
+      block_is(v, k * P, P, w0);
+
+    // w⁰ = w = v_i = w0 (INITIALIZE of every algorithm's box)
+    predicate state_init{L}(pflref_state *s, double *w0) =
+      (\forall integer p; 0 <= p < s->P ==> s->w0[p] == w0[p]) &&
+      (s->w != \null ==> \forall integer p; 0 <= p < s->P ==>
+         s->w[p] == w0[p]) &&
+      (s->v != \null ==> \forall integer i; 0 <= i < s->N ==>
+         row_is(s->v, i, s->P, w0));
+ */
 /*@ requires \valid(s);
     requires \valid_read(pr) && \valid_read(alg) && \valid_read(hyper) &&
              \valid_read(schedule);
@@ -60,6 +76,7 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
     ensures \result == PFLREF_OK ==> \forall integer p; 0 <= p < s->P ==>
             (s->mask[p] == 0 || s->mask[p] == 1) &&
             s->shared[p] == 1 - s->mask[p];
+    ensures init: \result == PFLREF_OK ==> state_init(s, w0);
  */
 pflref_status pflref_state_alloc(pflref_state *s, const pflref_problem *pr,
                                  const pflref_algorithm *alg,
