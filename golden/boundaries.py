@@ -580,7 +580,7 @@ COMPARISONS = [
      ("equal", "reached only when x != y, where > and ≥ agree (ties go to the "
       "index order, decided by cfl/worked/boundary-tie-order)")),
     ("ref/engine/cluster.c",
-     "if (bestA == m || L[upper(A, B, m)] > L[upper(bestA, bestB, m)]) {", ">",
+     "if (bestA == m || link_ab > best_link) {", ">",
      "complete linkage's merge (cfl.bipartition = complete_linkage): the pair "
      "of clusters whose least similar pair is the most similar, ties to the "
      "first pair in the scan, the smallest reps (A, B)",

@@ -140,7 +140,7 @@ schedule calls | ref/sampling/schedule.c | calls | choose_round,check_work_size,
 schedule | ref/sampling/schedule.c | rte | work_size_of,count_schedule
 sampler calls | ref/sampling/sampler.c | calls | pflref_sampler_choose
 cluster | ref/engine/cluster.c | rte | upper,subtree_side,merge_cluster
-cluster real | ref/engine/cluster.c | rte_real | edge_before,prim_next,prim_keys,max_spanning_tree,last_tree_edge,optimal_bipartition,linkage_update,complete_linkage
+cluster real | ref/engine/cluster.c | rte_real | edge_before,prim_next,prim_keys,max_spanning_tree,last_tree_edge,optimal_bipartition,linkage_update,best_merge,complete_linkage
 cluster lemmas | ref/engine/cluster.c | lemmas | lemma_edge_pos_sorted,lemma_square_fits_rank
 cluster calls | ref/engine/cluster.c | calls | pflref_cluster_bipartition
 vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate

@@ -146,6 +146,24 @@
 /*@ ghost long long cl_list[4294967296]; */
 /*@ ghost long long cl_pos[4294967296]; */
 
+/* Complete linkage's merge (best_merge in ref/engine/cluster.c): the
+ * pairs of reps A < B, in the scan's order (A ascending, then B), and the
+ * link L(A, B) kept at A·m + B. */
+/*@ predicate rep_pair{L}(size_t *rep, integer m, integer a, integer b) =
+        0 <= a < b < m && rep[a] == a && rep[b] == b;
+    predicate pair_before(integer a1, integer b1, integer a2, integer b2) =
+        a1 < a2 || (a1 == a2 && b1 < b2);
+    // best (the link of the pair (bA, bB)) is at least the link of every
+    // pair of reps scanned before (A, B), and above that of every pair
+    // before (bA, bB): the largest link, ties to the first pair
+    predicate merge_best{L}(double *Lk, size_t *rep, integer m, integer A,
+                            integer B, real best, integer bA, integer bB) =
+        (\forall integer a, b; rep_pair(rep, m, a, b) &&
+             pair_before(a, b, A, B) ==> Lk[a * m + b] <= best) &&
+        (\forall integer a, b; rep_pair(rep, m, a, b) &&
+             pair_before(a, b, bA, bB) ==> Lk[a * m + b] < best);
+ */
+
 /*@ predicate cl_reps{L}(size_t *rep, integer m, integer clusters) =
         (\forall integer i; 0 <= i < clusters ==>
              0 <= cl_list[i] < m && rep[cl_list[i]] == cl_list[i] &&

@@ -519,6 +519,71 @@ static void linkage_update(double *L, const size_t *rep, size_t m, size_t A,
     }
 }
 
+/* Complete linkage's merge: of the pairs of reps A < B (clusters named by
+ * their smallest item), the one whose link L(A, B) is the largest, the
+ * first in the scan (A ascending, then B) among equal links; (m, m) when
+ * no two reps remain.  Proved with Frama-C WP (proofs/README.md). */
+/*@ requires 2 <= m && m * m <= SIZE_MAX;
+    requires \valid_read(L + (0 .. m * m - 1));
+    requires \valid_read(rep + (0 .. m - 1));
+    requires \valid(outA) && \valid(outB) && \separated(outA, outB);
+    requires \separated(outA, L + (0 .. m * m - 1), rep + (0 .. m - 1));
+    requires \separated(outB, L + (0 .. m * m - 1), rep + (0 .. m - 1));
+    assigns *outA, *outB;
+    ensures pair: (*outA == m && *outB == m) ||
+                  rep_pair(rep, m, *outA, *outB);
+    ensures none: *outA == m ==>
+                  \forall integer a, b; !rep_pair(rep, m, a, b);
+    // the largest link, ties to the first pair
+    ensures merge: *outA < m ==> merge_best(L, rep, m, m, 0,
+                       L[*outA * m + *outB], *outA, *outB);
+ */
+static void best_merge(const double *L, const size_t *rep, size_t m,
+                       size_t *outA, size_t *outB)
+{
+    size_t bestA = m, bestB = m;
+    double best_link = 0.0;  /* L(bestA, bestB) once a pair is taken */
+    /*@ loop invariant 0 <= A <= m;
+        loop invariant (bestA == m && bestB == m) ||
+                       rep_pair(rep, m, bestA, bestB);
+        loop invariant bestA < m ==>
+                       bestA < A && best_link == L[bestA * m + bestB];
+        loop invariant bestA == m ==> \forall integer a, b;
+            rep_pair(rep, m, a, b) && a < A ==> \false;
+        loop invariant merge_rows: bestA < m ==>
+                       merge_best(L, rep, m, A, 0, best_link, bestA, bestB);
+        loop assigns A, bestA, bestB, best_link;
+        loop variant m - A; */
+    for (size_t A = 0; A < m; A++) {
+        if (rep[A] != A)
+            continue;
+        /*@ loop invariant A + 1 <= B <= m;
+            loop invariant (bestA == m && bestB == m) ||
+                           rep_pair(rep, m, bestA, bestB);
+            loop invariant bestA < m ==> pair_before(bestA, bestB, A, B) &&
+                           best_link == L[bestA * m + bestB];
+            loop invariant bestA == m ==> \forall integer a, b;
+                rep_pair(rep, m, a, b) && pair_before(a, b, A, B) ==> \false;
+            loop invariant merge: bestA < m ==>
+                           merge_best(L, rep, m, A, B, best_link, bestA, bestB);
+            loop assigns B, bestA, bestB, best_link;
+            loop variant m - B; */
+        for (size_t B = A + 1; B < m; B++) {
+            if (rep[B] != B)
+                continue;
+            const double link_ab = L[upper(A, B, m)];
+            /* ties: the first pair (A, B) in this scan order */
+            if (bestA == m || link_ab > best_link) {
+                bestA = A;
+                bestB = B;
+                best_link = link_ab;
+            }
+        }
+    }
+    *outA = bestA;
+    *outB = bestB;
+}
+
 /* Complete linkage on the distance −α: repeatedly merge the two clusters
  * whose least similar pair is the most similar, until two remain.  A
  * cluster is named by its smallest item (rep); L[A·m + B] (A < B reps)
@@ -568,36 +633,8 @@ static void complete_linkage(const double *alpha, size_t m,
                      cl_list[0 .. m - 1], cl_pos[0 .. m - 1];
         loop variant clusters; */
     for (size_t clusters = m; clusters > 2; clusters--) {
-        size_t bestA = m, bestB = m;
-        /*@ loop invariant 0 <= A <= m;
-            loop invariant (bestA == m && bestB == m) || bestA < bestB < m;
-            loop invariant outer_rep: bestA == m ||
-                (rep[bestA] == bestA && rep[bestB] == bestB);
-            loop assigns A, bestA, bestB;
-            loop variant m - A; */
-        for (size_t A = 0; A < m; A++) {
-            if (rep[A] != A)
-                continue;
-            /*@ loop invariant A + 1 <= B <= m;
-                loop invariant (bestA == m && bestB == m) ||
-                               bestA < bestB < m;
-                loop invariant inner_rep: bestA == m ||
-                    (rep[bestA] == bestA && rep[bestB] == bestB);
-                loop assigns B, bestA, bestB;
-                loop variant m - B; */
-            for (size_t B = A + 1; B < m; B++) {
-                if (rep[B] != B)
-                    continue;
-                /* ties: the first pair (A, B) in this scan order */
-                if (bestA == m || L[upper(A, B, m)] > L[upper(bestA, bestB, m)]) {
-                    bestA = A;
-                    bestB = B;
-                    /* for the provers: the pair, not its position a·m + b */
-                    /*@ assert bestA < bestB < m && rep[bestA] == bestA &&
-                               rep[bestB] == bestB; */
-                }
-            }
-        }
+        size_t bestA, bestB;
+        best_merge(L, rep, m, &bestA, &bestB);
         if (bestA == m)
             break;
         /* merge B into A (A < B keeps the smaller rep) */
