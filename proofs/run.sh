@@ -423,6 +423,7 @@ wp() {
     rm -f "$4.key"
     if records_read || [ -n "$(records_dir)" ]; then
         wp_record=$(record_name "$1" "$opts | $fct | ${z3_limit:-$Z3_STEPS} $(cvc4_limit) | ${6:-}")
+        printf '%s\n' "$wp_record" >>"$log/records.names"
         if records_read && [ -f "$RECORDS/$wp_record" ]; then
             cp "$RECORDS/$wp_record" "$4"
             echo replayed >>"$log/records.log"
@@ -811,6 +812,20 @@ cat "$log"/out.* 2>/dev/null | sed -n 's/^\[wp\] \[Cache\] //p' |
 # records replace proofs/records/ when everything above holds.
 if [ -f "$log/records.log" ]; then
     echo "proofs: records ($CACHE_MODE): $(grep -c '^replayed$' "$log/records.log") WP runs replayed, $(grep -c '^live$' "$log/records.log") run live, $(grep -c '^recorded$' "$log/records.log") recorded"
+fi
+# A whole update run that passed names every record a run reads today:
+# the others (of contracts, code or controls since changed) are dropped.
+if [ "$CACHE_MODE" = update ] && [ "$status" -eq 0 ] &&
+   [ -z "${PROOFS_ONLY:-}" ] && [ -f "$log/records.names" ]; then
+    dropped=0
+    for f in "$RECORDS"/*; do
+        [ -f "$f" ] || continue
+        if ! grep -qx "$(basename "$f")" "$log/records.names"; then
+            rm -f "$f"
+            dropped=$((dropped + 1))
+        fi
+    done
+    echo "proofs: records (update): $dropped that no run names any more dropped"
 fi
 if [ "$CACHE_MODE" = rebuild ]; then
     install_fresh records "$log/records" "$RECORDS" '*' records "$status"
