@@ -91,6 +91,14 @@ def clients(cs, ns=None):
     return out
 
 
+def bare_spec(model, cls, hp, sw, rounds):
+    """A cfl spec without title or description, which a check replays
+    under other switches."""
+    return pg.given_spec("", "", model, cls, {"kind": "zeros"},
+                         {"name": "cfl", "hyperparameters": hp, "switches": sw},
+                         rounds)
+
+
 def one_step_rounds(N, T):
     return [{"clients": list(range(N)), "batches": [[[0]] for _ in range(N)]}
             for _ in range(T)]
@@ -340,9 +348,7 @@ def spread_complete_linkage():
     cls = [{"a": list(SPREAD_A), "c": list(c), "n": n} for c, n in zip(SPREAD_C, SPREAD_N)]
     rounds = one_step_rounds(4, 2)
     sw = {"cfl.bipartition": "complete_linkage", "cfl.cluster_weights": "samples"}
-    SPREAD_SPEC.append(pg.given_spec("", "", MODEL, cls, {"kind": "zeros"},
-                                     {"name": "cfl", "hyperparameters": SPREAD_HP,
-                                      "switches": sw}, rounds))
+    SPREAD_SPEC.append(bare_spec(MODEL, cls, SPREAD_HP, sw, rounds))
     return make("spread-complete-linkage-samples",
                 "CFL, complete linkage, |D_i|-weighted updates, η = 0.85, a nested "
                 "split in round 1",
@@ -748,9 +754,7 @@ def boundary_tie_complete_linkage():
 
     model = {"kind": "quadratic", "d": 2}
     cls, rounds = bnd_clients(BND_TIE_CL), bnd_rounds(4)
-    BND_TIE_CL_SPEC.append(pg.given_spec("", "", model, cls, {"kind": "zeros"},
-                                         {"name": "cfl", "hyperparameters": hp,
-                                          "switches": sw}, rounds))
+    BND_TIE_CL_SPEC.append(bare_spec(model, cls, hp, sw, rounds))
     return make("boundary-tie-complete-linkage",
                 "CFL, complete linkage with two equal links: the first pair in the "
                 "scan merges, {0,1,2} | {3}",
