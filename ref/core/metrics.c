@@ -69,8 +69,8 @@ static size_t quantile_lo(size_t lo, size_t N)
 }
 
 /* Type-7's quantile of N >= 1 sorted values a at the position h, given
- * lo = ⌊h⌋ (h = p (N − 1), computed by pflref_quantile_sorted): a_(N−1) when
- * lo >= N − 1, else the interpolation
+ * lo = ⌊h⌋ (h = p (N − 1), computed by pflref_quantile_sorted): a_(N−1)
+ * when lo >= N − 1, else the interpolation
  *   q = a_(lo) + δ (a_(lo+1) − a_(lo)),  δ = h − lo.
  * Proved with Frama-C WP in its real model (proofs/README.md): the result
  * is that formula of exactly the positions ⌊h⌋ and ⌊h⌋ + 1 (its rounding

@@ -143,7 +143,8 @@ static void copy_rows(double *v, size_t N, size_t P, const double *w0)
         /*@ assert rows_inside: \forall integer r; 0 <= r < i ==>
                    0 <= r * P && r * P + P <= i * P; */
         /*@ assert kept: \forall integer r; 0 <= r < i ==>
-                   \at(row_is(v, r, P, w0), LoopCurrent) ==> row_is(v, r, P, w0); */
+                   \at(row_is(v, r, P, w0), LoopCurrent) ==>
+                   row_is(v, r, P, w0); */
         /*@ assert row_i: row_is(v, i, P, w0); */
     }
 }

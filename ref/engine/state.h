@@ -32,9 +32,9 @@ void pflref_chosen_peers_free(pflref_batches *b, size_t n);
  * Proved (proofs/README.md): on PFLREF_OK, s has the shapes state_base,
  * state_model, state_global (has_global) and state_personal (has_personal)
  * name, shared = 1 − mask, mask 0 or 1, and w⁰ = w = every v_i = w0
- * (state_init, in WP's real model: the copies move doubles unchanged).  The caller's part: w0 holds
- * its P entries and the schedule its T rounds (it passed
- * pflref_schedule_validate). */
+ * (state_init, in WP's real model: the copies move doubles unchanged).
+ * The caller's part: w0 holds its P entries and the schedule its T rounds
+ * (it passed pflref_schedule_validate). */
 /*@ // the P entries of v from o equal w0's; row k of the row-major array
     // v (P entries a row) equals w0
     predicate block_is{L}(double *v, integer o, integer P, double *w0) =
