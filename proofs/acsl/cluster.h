@@ -164,6 +164,102 @@
              pair_before(a, b, bA, bB) ==> Lk[a * m + b] < best);
  */
 
+/* Complete linkage keeps the link of clusters a ≠ b at link_pos(a, b),
+ * the position edge_pos names (upper computes it); a symbol of its own, so
+ * that the provers do not try the lemmas of complete linkage below on the
+ * edge_pos terms of Prim's goals. */
+/*@ logic integer link_pos(integer a, integer b, integer m) =
+        a < b ? a * m + b : b * m + a;
+ */
+
+/* Complete linkage's links (the Lance–Williams invariant): for two reps
+ * a ≠ b, L(a, b) is the least α over the pairs of their members, and one
+ * pair attains it (complete linkage in similarities); complete_links holds
+ * it for every two reps.  link_pos is symmetric, so no order of a and b is
+ * named. */
+/*@ predicate clink{L}(double *Lk, double *alpha, size_t *rep, integer m,
+                       integer a, integer b) =
+        (\forall integer i, j; 0 <= i < m && 0 <= j < m && rep[i] == a &&
+             rep[j] == b ==>
+             Lk[link_pos(a, b, m)] <= alpha[link_pos(i, j, m)]) &&
+        (\exists integer i, j; 0 <= i < m && 0 <= j < m && rep[i] == a &&
+             rep[j] == b && Lk[link_pos(a, b, m)] == alpha[link_pos(i, j, m)]);
+    predicate complete_links{L}(double *Lk, double *alpha, size_t *rep,
+                                integer m) =
+        \forall integer a, b; 0 <= a < m && 0 <= b < m && a != b &&
+            rep[a] == a && rep[b] == b ==> clink(Lk, alpha, rep, m, a, b);
+ */
+
+/* Lance–Williams in similarities, for the merge of B into A and another
+ * cluster C: the new link L(A, C) is the smaller of the old L(A, C) and
+ * L(B, C) (Lo: the links before the merge). */
+/*@ predicate lw_min{L1, L0}(double *Lk, double *Lo, integer m, integer A,
+                             integer B, integer C) =
+        \at(Lk[link_pos(A, C, m)], L1) <= \at(Lo[link_pos(A, C, m)], L0) &&
+        \at(Lk[link_pos(A, C, m)], L1) <= \at(Lo[link_pos(B, C, m)], L0) &&
+        (\at(Lk[link_pos(A, C, m)], L1) == \at(Lo[link_pos(A, C, m)], L0) ||
+         \at(Lk[link_pos(A, C, m)], L1) == \at(Lo[link_pos(B, C, m)], L0));
+ */
+
+/* Distinct edges sit at distinct positions: the row of link_pos(a, b) is
+ * the smaller end, its column the larger (row_unique: a position names
+ * its row), and an edge is the same whichever end is named first
+ * (link_pos_sym).  Proved by the job `cluster lemmas`. */
+/*@ lemma row_unique: \forall integer x1, y1, x2, y2, m;
+        0 <= x1 < y1 < m && 0 <= x2 < y2 < m &&
+        link_pos(x1, y1, m) == link_pos(x2, y2, m) ==> x1 == x2 && y1 == y2;
+    lemma link_pos_sym: \forall integer a, b, m;
+        link_pos(a, b, m) == link_pos(b, a, m);
+    lemma link_pos_rows: \forall integer a, b, m;
+        link_pos(a, b, m) == (a < b ? a : b) * m + (a < b ? b : a);
+    lemma link_pos_in: \forall integer a, b, m;
+        0 <= a < m && 0 <= b < m ==> 0 <= link_pos(a, b, m) < m * m;
+    lemma link_pos_ends: \forall integer a1, b1, a2, b2, m;
+        0 <= a1 < m && 0 <= b1 < m && 0 <= a2 < m && 0 <= b2 < m &&
+        link_pos(a1, b1, m) == link_pos(a2, b2, m) ==>
+        (a1 < b1 ? a1 : b1) == (a2 < b2 ? a2 : b2) &&
+        (a1 < b1 ? b1 : a1) == (a2 < b2 ? b2 : a2);
+    lemma link_pos_inj: \forall integer a1, b1, a2, b2, m;
+        0 <= a1 < m && 0 <= b1 < m && a1 != b1 &&
+        0 <= a2 < m && 0 <= b2 < m && a2 != b2 &&
+        link_pos(a1, b1, m) == link_pos(a2, b2, m) ==>
+        (a1 == a2 && b1 == b2) || (a1 == b2 && b1 == a2);
+ */
+
+/* The Lance–Williams invariant across a merge of B into A (states L0
+ * before, L1 after; α is not written).  clink_sym: a link names its two
+ * clusters in either order.  clink_frame: a link between two clusters
+ * that keep their members and their link still holds.  clink_merge: the
+ * link of A ∪ B with another cluster C, the smaller of L(A, C) and
+ * L(B, C), holds.  Proved by the job `cluster lemmas`. */
+/*@ predicate same_alpha{L0, L1}(double *alpha, integer m) =
+        \forall integer i, j; 0 <= i < m && 0 <= j < m ==>
+            \at(alpha[link_pos(i, j, m)], L1) ==
+            \at(alpha[link_pos(i, j, m)], L0);
+    predicate same_members{L0, L1}(size_t *rep, integer m, integer a) =
+        \forall integer i; 0 <= i < m ==>
+            (\at(rep[i], L1) == a <==> \at(rep[i], L0) == a);
+    lemma clink_sym{L}: \forall double *Lk, *alpha, size_t *rep,
+                                 integer m, a, b;
+        clink(Lk, alpha, rep, m, a, b) ==> clink(Lk, alpha, rep, m, b, a);
+    lemma clink_frame{L0, L1}: \forall double *Lk, *alpha, size_t *rep,
+                                        integer m, a, b;
+        clink{L0}(Lk, alpha, rep, m, a, b) &&
+        \at(Lk[link_pos(a, b, m)], L1) == \at(Lk[link_pos(a, b, m)], L0) &&
+        same_members{L0, L1}(rep, m, a) && same_members{L0, L1}(rep, m, b) &&
+        same_alpha{L0, L1}(alpha, m) ==> clink{L1}(Lk, alpha, rep, m, a, b);
+    lemma clink_merge{L0, L1}: \forall double *Lk, *alpha, size_t *rep,
+                                        integer m, A, B, C;
+        clink{L0}(Lk, alpha, rep, m, A, C) &&
+        clink{L0}(Lk, alpha, rep, m, B, C) &&
+        lw_min{L1, L0}(Lk, Lk, m, A, B, C) &&
+        (\forall integer i; 0 <= i < m ==>
+            (\at(rep[i], L1) == A <==>
+             (\at(rep[i], L0) == A || \at(rep[i], L0) == B))) &&
+        same_members{L0, L1}(rep, m, C) && same_alpha{L0, L1}(alpha, m) ==>
+        clink{L1}(Lk, alpha, rep, m, A, C);
+ */
+
 /*@ predicate cl_reps{L}(size_t *rep, integer m, integer clusters) =
         (\forall integer i; 0 <= i < clusters ==>
              0 <= cl_list[i] < m && rep[cl_list[i]] == cl_list[i] &&

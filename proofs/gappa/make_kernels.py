@@ -387,6 +387,26 @@ def cosine(P):
         hints=hints)
 
 
+def quantile():
+    """Type-7's interpolation q = a_(lo) + delta (a_(lo+1) - a_(lo)) as
+    type7_at (ref/core/metrics.c) evaluates it, given the two order
+    statistics a, b and delta = h - lo (exact: lo <= h < lo + 1, so h - lo
+    is exact by Sterbenz's lemma for lo >= 1, and is h for lo = 0).  The
+    error of the position h = fl(p (N - 1)) is the README's, beside
+    table (c)."""
+    body = ["a = rnd(a_);", "b = rnd(b_);", "d = rnd(d_);",
+            "y rnd= a + d * (b - a);", "Y = a + d * (b - a);"]
+    hyp = ["a in [-1, 1]", "b in [-1, 1]", "d in [0, 1]"]
+    return dict(
+        name="quantile_interp",
+        kernel=("type-7 quantile's interpolation q = a_(lo) + δ (a_(lo+1) "
+                "− a_(lo)) (Hyndman–Fan type 7)"),
+        c=("`type7_at` (`ref/core/metrics.c`): "
+           "`sorted[lo] + delta * (sorted[lo + 1] - sorted[lo])`"),
+        ranges="|a_(lo)|, |a_(lo+1)| ≤ 1, 0 ≤ δ < 1",
+        body=body, hyp=hyp, goal="y - Y")
+
+
 def kernels():
     out = [sgd_step()]
     for kind in ("given", "rounded", "uniform"):
@@ -399,6 +419,7 @@ def kernels():
     out += [pflego_server(r, True) for r in range(2, 9)]
     out += [pflego_server_adam(False), pflego_server_adam(True)]
     out += [cosine(P) for P in range(2, 6)]
+    out.append(quantile())
     return out
 
 

@@ -497,17 +497,32 @@ static void merge_cluster(size_t *rep, size_t m, size_t A, size_t B)
 
 /* The Lance–Williams update of complete linkage when cluster B joins A:
  * L(A ∪ B, C) = min(L(A, C), L(B, C)) for every other cluster C, kept in
- * A's row (A < B keeps the smaller rep). */
+ * A's row (A < B keeps the smaller rep).  Proved with Frama-C WP: each
+ * new link is the smaller of the two (min), and no link between two
+ * clusters other than A changes (kept). */
 /*@ requires 2 <= m && m * m <= SIZE_MAX && A < B < m;
     requires \valid(L + (0 .. m * m - 1));
     requires \valid_read(rep + (0 .. m - 1));
     requires \separated(L + (0 .. m * m - 1), rep + (0 .. m - 1));
     assigns L[0 .. m * m - 1];
+    ensures min: \forall integer C; 0 <= C < m && rep[C] == C && C != A &&
+        C != B ==> lw_min{Post, Pre}(L, L, m, A, B, C);
+    ensures kept: \forall integer a, b; 0 <= a < m && 0 <= b < m &&
+        a != b && a != A && b != A ==>
+        L[link_pos(a, b, m)] == \old(L[link_pos(a, b, m)]);
  */
 static void linkage_update(double *L, const size_t *rep, size_t m, size_t A,
                            size_t B)
 {
     /*@ loop invariant 0 <= C <= m;
+        loop invariant done: \forall integer c; 0 <= c < C &&
+            rep[c] == c && c != A && c != B ==>
+            lw_min{Here, Pre}(L, L, m, A, B, c);
+        loop invariant todo: \forall integer c; C <= c < m && c != A ==>
+            L[link_pos(A, c, m)] == \at(L[link_pos(A, c, m)], Pre);
+        loop invariant kept: \forall integer a, b; 0 <= a < m &&
+            0 <= b < m && a != b && a != A && b != A ==>
+            L[link_pos(a, b, m)] == \at(L[link_pos(a, b, m)], Pre);
         loop assigns C, L[0 .. m * m - 1];
         loop variant m - C; */
     for (size_t C = 0; C < m; C++) {
@@ -593,7 +608,10 @@ static void best_merge(const double *L, const size_t *rep, size_t m,
  * remain); it makes the kernel total for the proof.  Side 1 is never empty:
  * the ghost list of the clusters (cl_reps, proofs/acsl/cluster.h) names two
  * reps when two clusters remain, and the one that is not item 0 is on side
- * 1 (two_sides). */
+ * 1 (two_sides).  L holds what it should at every merge (the invariant
+ * links: complete_links): the assertions after a merge carry it over the
+ * clusters it leaves alone (links_kept, lemma clink_frame) and to the
+ * merged one (links_merged, lemma clink_merge). */
 /*@ requires 2 <= m && m * m <= SIZE_MAX;
     requires \valid_read(alpha + (0 .. m * m - 1));
     requires \valid(L + (0 .. m * m - 1));
@@ -612,6 +630,8 @@ static void complete_linkage(const double *alpha, size_t m,
 {
     /*@ assert m <= 4294967295; */
     /*@ loop invariant 0 <= q <= m * m;
+        loop invariant copy: \forall integer r; 0 <= r < q ==>
+            L[r] == alpha[r];
         loop assigns q, L[0 .. m * m - 1];
         loop variant m * m - q; */
     for (size_t q = 0; q < m * m; q++)
@@ -626,9 +646,13 @@ static void complete_linkage(const double *alpha, size_t m,
         rep[v] = v;
         /*@ ghost CL_GHOST_START(v) */
     }
+    /*@ assert singles: \forall integer a, b; 0 <= a < m && 0 <= b < m &&
+            a != b ==> 0 <= link_pos(a, b, m) < m * m &&
+            L[link_pos(a, b, m)] == alpha[link_pos(a, b, m)]; */
     /*@ loop invariant 2 <= clusters <= m;
         loop invariant rep0: rep[0] == 0;
         loop invariant reps: cl_reps(rep, m, clusters);
+        loop invariant links: complete_links(L, alpha, rep, m);
         loop assigns clusters, L[0 .. m * m - 1], rep[0 .. m - 1],
                      cl_list[0 .. m - 1], cl_pos[0 .. m - 1];
         loop variant clusters; */
@@ -637,10 +661,39 @@ static void complete_linkage(const double *alpha, size_t m,
         best_merge(L, rep, m, &bestA, &bestB);
         if (bestA == m)
             break;
-        /* merge B into A (A < B keeps the smaller rep) */
-        linkage_update(L, rep, m, bestA, bestB);
+        linkage_update(L, rep, m, bestA, bestB);  /* B joins A (A < B) */
         /*@ ghost CL_GHOST_MERGE(bestB, clusters) */
         merge_cluster(rep, m, bestA, bestB);
+        /*@ assert members: \forall integer c; 0 <= c < m && c != bestA &&
+                c != bestB ==> same_members{LoopCurrent, Here}(rep, m, c); */
+        /*@ assert joined: \forall integer i; 0 <= i < m ==>
+                (rep[i] == bestA <==> (\at(rep[i], LoopCurrent) == bestA ||
+                                       \at(rep[i], LoopCurrent) == bestB)); */
+        /*@ assert alpha_kept: same_alpha{LoopCurrent, Here}(alpha, m); */
+        /*@ assert old_reps: \forall integer c; 0 <= c < m && rep[c] == c &&
+                c != bestA ==> c != bestB && \at(rep[c], LoopCurrent) == c; */
+        /*@ assert frame_pairs: \forall integer a, b; 0 <= a < m &&
+                0 <= b < m && a != b && a != bestA && b != bestA &&
+                rep[a] == a && rep[b] == b ==>
+                clink{LoopCurrent}(L, alpha, rep, m, a, b) &&
+                same_members{LoopCurrent, Here}(rep, m, a) &&
+                same_members{LoopCurrent, Here}(rep, m, b); */
+        /*@ assert links_kept: \forall integer a, b; 0 <= a < m &&
+                0 <= b < m && a != b && a != bestA && b != bestA &&
+                rep[a] == a && rep[b] == b ==> clink(L, alpha, rep, m, a, b);
+         */
+        /*@ assert merge_pairs: \forall integer c; 0 <= c < m &&
+                c != bestA && rep[c] == c ==>
+                clink{LoopCurrent}(L, alpha, rep, m, bestA, c) &&
+                clink{LoopCurrent}(L, alpha, rep, m, bestB, c) &&
+                lw_min{Here, LoopCurrent}(L, L, m, bestA, bestB, c) &&
+                same_members{LoopCurrent, Here}(rep, m, c); */
+        /*@ assert links_merged: \forall integer c; 0 <= c < m &&
+                c != bestA && rep[c] == c ==>
+                clink(L, alpha, rep, m, bestA, c); */
+        /*@ assert links_merged_sym: \forall integer c; 0 <= c < m &&
+                c != bestA && rep[c] == c ==>
+                clink(L, alpha, rep, m, c, bestA); */
     }
     /*@ assert other_rep: \exists integer r; 1 <= r < m && rep[r] == r; */
     /*@ loop invariant 0 <= v <= m;

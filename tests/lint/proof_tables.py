@@ -161,7 +161,7 @@ def trusted(root):
             fn in assigns and not any(k[1] == fn and k[0].endswith(".c")
                                       and k[0] != file for k in
                                       assigns if isinstance(k, tuple)))
-        if stated and kinds & {"calls"} and not kinds & {
+        if stated and kinds & {"calls", "calls_in_reals"} and not kinds & {
                 "rte", "rte_real", "calls_real"}:
             out[(file, fn)] = (f"{file}: {fn}'s assigns clause (its `calls` "
                                "job does not prove @assigns)")

@@ -91,26 +91,6 @@ Axiom cdiv_closed_remainder :
   (0%Z <= (b - a)%Z)%Z /\ ((b - a)%Z < n)%Z ->
   ((ZArith.BinInt.Z.rem a n) = (ZArith.BinInt.Z.rem b n)) -> (a = b).
 
-Axiom Q_square_fits_rank :
-  forall (m:Numbers.BinNums.Z), (0%Z <= m)%Z ->
-  ((m * m)%Z <= 18446744073709551615%Z)%Z -> (m <= 4294967295%Z)%Z.
-
-Parameter L_edge_pos:
-  Numbers.BinNums.Z -> Numbers.BinNums.Z -> Numbers.BinNums.Z ->
-  Numbers.BinNums.Z.
-
-Axiom L_edge_pos'def :
-  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
-  ((a < b)%Z -> ((L_edge_pos a b m) = (b + (a * m)%Z)%Z)) /\
-  (~ (a < b)%Z -> ((L_edge_pos a b m) = (a + (b * m)%Z)%Z)).
-
-Axiom Q_edge_pos_sorted :
-  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
-  ((a < b)%Z -> ~ (a < b)%Z -> ((L_edge_pos a a m) = (L_edge_pos a b m))) /\
-  (~ (a < b)%Z ->
-   ((a < b)%Z -> ((L_edge_pos b b m) = (L_edge_pos a b m))) /\
-   (~ (a < b)%Z -> ((L_edge_pos b a m) = (L_edge_pos a b m)))).
-
 (* Why3 assumption *)
 Inductive addr :=
   | addr'mk : Numbers.BinNums.Z -> Numbers.BinNums.Z -> addr.
@@ -336,6 +316,162 @@ Axiom addr_of_int_bijection :
   forall (p:addr), ((addr_of_int (int_of_addr p)) = p).
 
 Axiom addr_of_null : ((int_of_addr null) = 0%Z).
+
+Parameter L_link_pos:
+  Numbers.BinNums.Z -> Numbers.BinNums.Z -> Numbers.BinNums.Z ->
+  Numbers.BinNums.Z.
+
+Axiom L_link_pos'def :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z -> ((L_link_pos a b m) = (b + (a * m)%Z)%Z)) /\
+  (~ (a < b)%Z -> ((L_link_pos a b m) = (a + (b * m)%Z)%Z)).
+
+(* Why3 assumption *)
+Definition P_same_alpha (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mf641:addr -> Reals.Rdefinitions.R) (alpha:addr) (m:Numbers.BinNums.Z) :
+    Prop :=
+  forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z),
+  let a := shift alpha (L_link_pos i i1 m) in
+  (0%Z <= i)%Z -> (i < m)%Z -> (0%Z <= i1)%Z -> (i1 < m)%Z ->
+  ((Mf64 a) = (Mf641 a)).
+
+(* Why3 assumption *)
+Definition P_same_members (Mint:addr -> Numbers.BinNums.Z)
+    (Mint1:addr -> Numbers.BinNums.Z) (rep:addr) (m:Numbers.BinNums.Z)
+    (a:Numbers.BinNums.Z) : Prop :=
+  forall (i:Numbers.BinNums.Z),
+  let a1 := shift rep i in
+  (0%Z <= i)%Z -> (i < m)%Z -> ((Mint a1) = a) <-> ((Mint1 a1) = a).
+
+(* Why3 assumption *)
+Definition P_clink (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z) (Lk:addr) (alpha:addr) (rep:addr)
+    (m:Numbers.BinNums.Z) (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) : Prop :=
+  let r := Mf64 (shift Lk (L_link_pos a b m)) in
+  (forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z),
+   ((Mint (shift rep i)) = a) -> ((Mint (shift rep i1)) = b) ->
+   (0%Z <= i)%Z -> (i < m)%Z -> (0%Z <= i1)%Z -> (i1 < m)%Z ->
+   (r <= (Mf64 (shift alpha (L_link_pos i i1 m))))%R) /\
+  (exists i:Numbers.BinNums.Z, exists i1:Numbers.BinNums.Z,
+   (((((((Mint (shift rep i)) = a) /\ ((Mint (shift rep i1)) = b)) /\
+       ((Mf64 (shift alpha (L_link_pos i i1 m))) = r)) /\
+      (0%Z <= i)%Z) /\
+     (i < m)%Z) /\
+    (0%Z <= i1)%Z) /\
+   (i1 < m)%Z).
+
+(* Why3 assumption *)
+Definition P_lw_min (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mf641:addr -> Reals.Rdefinitions.R) (Lk:addr) (Lo:addr)
+    (m:Numbers.BinNums.Z) (A:Numbers.BinNums.Z) (B:Numbers.BinNums.Z)
+    (C:Numbers.BinNums.Z) : Prop :=
+  let x := L_link_pos A C m in
+  let r := Mf64 (shift Lk x) in
+  let r1 := Mf641 (shift Lo x) in
+  let r2 := Mf641 (shift Lo (L_link_pos B C m)) in
+  ((r <= r1)%R /\ (r <= r2)%R) /\ ((r = r1) \/ (r = r2)).
+
+Axiom Q_clink_merge :
+  forall (Mf64:addr -> Reals.Rdefinitions.R) (Mint:addr -> Numbers.BinNums.Z)
+    (Mf641:addr -> Reals.Rdefinitions.R) (Mint1:addr -> Numbers.BinNums.Z)
+    (Lk:addr) (alpha:addr) (rep:addr) (m:Numbers.BinNums.Z)
+    (A:Numbers.BinNums.Z) (B:Numbers.BinNums.Z) (C:Numbers.BinNums.Z),
+  P_same_alpha Mf64 Mf641 alpha m -> P_same_members Mint Mint1 rep m C ->
+  P_clink Mf641 Mint1 Lk alpha rep m A C ->
+  P_clink Mf641 Mint1 Lk alpha rep m B C ->
+  P_lw_min Mf64 Mf641 Lk Lk m A B C ->
+  (forall (i:Numbers.BinNums.Z),
+   let a := shift rep i in
+   let x := Mint1 a in
+   (0%Z <= i)%Z -> (i < m)%Z -> (x = A) \/ (x = B) <-> ((Mint a) = A)) ->
+  P_clink Mf64 Mint Lk alpha rep m A C.
+
+Axiom Q_clink_frame :
+  forall (Mf64:addr -> Reals.Rdefinitions.R) (Mint:addr -> Numbers.BinNums.Z)
+    (Mf641:addr -> Reals.Rdefinitions.R) (Mint1:addr -> Numbers.BinNums.Z)
+    (Lk:addr) (alpha:addr) (rep:addr) (m:Numbers.BinNums.Z)
+    (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z),
+  let a1 := shift Lk (L_link_pos a b m) in
+  ((Mf641 a1) = (Mf64 a1)) -> P_same_alpha Mf64 Mf641 alpha m ->
+  P_same_members Mint Mint1 rep m a -> P_same_members Mint Mint1 rep m b ->
+  P_clink Mf641 Mint1 Lk alpha rep m a b ->
+  P_clink Mf64 Mint Lk alpha rep m a b.
+
+Axiom Q_clink_sym :
+  forall (Mf64:addr -> Reals.Rdefinitions.R) (Mint:addr -> Numbers.BinNums.Z)
+    (Lk:addr) (alpha:addr) (rep:addr) (m:Numbers.BinNums.Z)
+    (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z),
+  P_clink Mf64 Mint Lk alpha rep m a b ->
+  P_clink Mf64 Mint Lk alpha rep m b a.
+
+Axiom Q_link_pos_inj :
+  forall (a1:Numbers.BinNums.Z) (b1:Numbers.BinNums.Z) (a2:Numbers.BinNums.Z)
+    (b2:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ~ (b1 = a1) -> ~ (b2 = a2) ->
+  ((L_link_pos a2 b2 m) = (L_link_pos a1 b1 m)) -> (0%Z <= a1)%Z ->
+  (a1 < m)%Z -> (0%Z <= a2)%Z -> (a2 < m)%Z -> (0%Z <= b1)%Z -> (b1 < m)%Z ->
+  (0%Z <= b2)%Z -> (b2 < m)%Z ->
+  (a2 = a1) /\ (b2 = b1) \/ (b1 = a2) /\ (b2 = a1).
+
+Axiom Q_link_pos_ends :
+  forall (a1:Numbers.BinNums.Z) (b1:Numbers.BinNums.Z) (a2:Numbers.BinNums.Z)
+    (b2:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((L_link_pos a2 b2 m) = (L_link_pos a1 b1 m)) -> (0%Z <= a1)%Z ->
+  (a1 < m)%Z -> (0%Z <= a2)%Z -> (a2 < m)%Z -> (0%Z <= b1)%Z -> (b1 < m)%Z ->
+  (0%Z <= b2)%Z -> (b2 < m)%Z ->
+  (((a2 < b2)%Z ->
+    ((a1 < b1)%Z -> (a2 = a1)) /\ (~ (a1 < b1)%Z -> (a2 = b1))) /\
+   (~ (a2 < b2)%Z ->
+    ((a1 < b1)%Z -> (b2 = a1)) /\ (~ (a1 < b1)%Z -> (b2 = b1)))) /\
+  ((a2 < b2)%Z -> ((a1 < b1)%Z -> (b2 = b1)) /\ (~ (a1 < b1)%Z -> (b2 = a1))) /\
+  (~ (a2 < b2)%Z ->
+   ((a1 < b1)%Z -> (a2 = b1)) /\ (~ (a1 < b1)%Z -> (a2 = a1))).
+
+Axiom Q_link_pos_in :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  let x := L_link_pos a b m in
+  (0%Z <= a)%Z -> (a < m)%Z -> (0%Z <= b)%Z -> (b < m)%Z ->
+  (0%Z <= x)%Z /\ (x < (m * m)%Z)%Z.
+
+Axiom Q_link_pos_rows :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z ->
+   ((a < b)%Z -> (((m * a)%Z + b)%Z = (L_link_pos a b m))) /\
+   (~ (a < b)%Z -> (((m * a)%Z + a)%Z = (L_link_pos a b m)))) /\
+  (~ (a < b)%Z ->
+   ((a < b)%Z -> (((m * b)%Z + b)%Z = (L_link_pos a b m))) /\
+   (~ (a < b)%Z -> (((m * b)%Z + a)%Z = (L_link_pos a b m)))).
+
+Axiom Q_link_pos_sym :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((L_link_pos b a m) = (L_link_pos a b m)).
+
+Axiom Q_row_unique :
+  forall (x1:Numbers.BinNums.Z) (y1:Numbers.BinNums.Z) (x2:Numbers.BinNums.Z)
+    (y2:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((L_link_pos x2 y2 m) = (L_link_pos x1 y1 m)) -> (0%Z <= x1)%Z ->
+  (x1 < y1)%Z -> (0%Z <= x2)%Z -> (x2 < y2)%Z -> (y1 < m)%Z -> (y2 < m)%Z ->
+  (x2 = x1) /\ (y2 = y1).
+
+Axiom Q_square_fits_rank :
+  forall (m:Numbers.BinNums.Z), (0%Z <= m)%Z ->
+  ((m * m)%Z <= 18446744073709551615%Z)%Z -> (m <= 4294967295%Z)%Z.
+
+Parameter L_edge_pos:
+  Numbers.BinNums.Z -> Numbers.BinNums.Z -> Numbers.BinNums.Z ->
+  Numbers.BinNums.Z.
+
+Axiom L_edge_pos'def :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z -> ((L_edge_pos a b m) = (b + (a * m)%Z)%Z)) /\
+  (~ (a < b)%Z -> ((L_edge_pos a b m) = (a + (b * m)%Z)%Z)).
+
+Axiom Q_edge_pos_sorted :
+  forall (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) (m:Numbers.BinNums.Z),
+  ((a < b)%Z -> ~ (a < b)%Z -> ((L_edge_pos a a m) = (L_edge_pos a b m))) /\
+  (~ (a < b)%Z ->
+   ((a < b)%Z -> ((L_edge_pos b b m) = (L_edge_pos a b m))) /\
+   (~ (a < b)%Z -> ((L_edge_pos b a m) = (L_edge_pos a b m)))).
 
 (* Why3 assumption *)
 Definition P_prim_perm (prim_order:Numbers.BinNums.Z -> Numbers.BinNums.Z)
