@@ -149,6 +149,7 @@ cluster real | ref/engine/cluster.c | rte_real | edge_before,prim_next,prim_keys
 cluster lemmas | ref/engine/cluster.c | lemmas | lemma_edge_pos_sorted,lemma_square_fits_rank,lemma_row_unique,lemma_link_pos_sym,lemma_link_pos_rows,lemma_link_pos_in,lemma_link_pos_ends,lemma_link_pos_inj,lemma_clink_sym,lemma_clink_frame,lemma_clink_merge
 cluster calls | ref/engine/cluster.c | calls_in_reals | pflref_cluster_bipartition
 vec | ref/core/vec.c | rte_real | pflref_compose,pflref_accumulate
+vec finite | ref/core/vec.c | rte | pflref_all_finite
 sgd | ref/engine/sgd.c | rte_real | pflref_share_to_all,pflref_local_sgd_plain
 sgd lemmas | ref/engine/sgd.c | lemmas | lemma_block_before,lemma_block_inside,lemma_block_ends_before,lemma_block_composed_kept,lemma_row_composed_kept
 model | ref/models/model.c | rte | block_mask,pflref_split_mask,pflref_model_blocks_inside
@@ -166,10 +167,12 @@ fedbn calls | ref/algorithms/fedbn.c | calls_real | fedbn_round_with
 fedavg calls | ref/algorithms/fedavg.c | calls_real | pflref_fedavg_round_with
 round | ref/engine/round.c | rte_real | pflref_round_begin,pflref_client_begin,pflref_client_end,pflref_server_publish,pflref_round_end,pflref_post_begin,pflref_post_end
 pfedme calls | ref/algorithms/pfedme.c | calls_real | pfedme_round_with,client_update
+pfedme helpers | ref/algorithms/pfedme.c | rte_real | is_selected,first_training
 ditto calls | ref/algorithms/ditto.c | calls_real | ditto_round_with
 prox_inner job | ref/engine/prox_inner.c | calls_real | pflref_prox_inner_job
 perfedavg calls | ref/algorithms/perfedavg.c | calls_real | perfedavg_round_with,perfedavg_finish_with
 apfl calls | ref/algorithms/apfl.c | calls_real | apfl_round_with,client_rates,client_steps,apfl_step,pfllib_step,alpha_step,client_finish
+apfl helpers | ref/algorithms/apfl.c | rte_real | clip01
 ifca calls | ref/algorithms/ifca.c | calls_real | assign_all,machine_update,server_update,ifca_round_with
 cfl calls | ref/algorithms/cfl.c | calls_real | cluster_update,local_updates,split_cluster,emit_similarity,test_cluster,apply_updates,cfl_round_with
 cfl lemmas | ref/algorithms/cfl.c | lemmas | lemma_square_below,lemma_row_of_square'

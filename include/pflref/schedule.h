@@ -170,8 +170,9 @@ typedef struct {
  * predicate plan_shape: r readable; clients and batches, when present, m
  *   entries (each batches[j] of batches_shape; personal likewise); selected
  *   and drawn, when present, n_selected entries.
- * predicate plan_checked: r readable, its m participant ids each < N and
- *   their m batch lists readable: what pflref_schedule_validate's
+ * predicate plan_checked: r readable, its m participant ids each < N,
+ *   their m batch lists readable and its n_selected selected ids
+ *   readable: what pflref_schedule_validate's
  *   acceptance makes of every round plan (proved), and what an
  *   algorithm's round relies on (round_plan in ref/engine/engine.h).
  * predicate schedule_shape: s readable; rounds, when present, T plans of
@@ -195,6 +196,7 @@ typedef struct {
          \forall integer j; 0 <= j < r->m ==> batches_shape(r->personal + j));
     predicate plan_checked{L}(pflref_round_plan *r, integer N) =
       \valid_read(r) && \valid_read(r->clients + (0 .. r->m - 1)) &&
+      \valid_read(r->selected + (0 .. r->n_selected - 1)) &&
       \forall integer j; 0 <= j < r->m ==>
         r->clients[j] < N && \valid_read(r->batches + j);
     predicate schedule_shape{L}(pflref_schedule *s) =

@@ -59,3 +59,10 @@
       \separated(ws->w_old + (0 .. s->P - 1), ws->w_local + (0 .. s->P - 1)) &&
       \separated(ws->v_old + (0 .. s->P - 1), s->v + (0 .. s->N * s->P - 1));
  */
+
+/* r = Π_[0,1](x) (clip01): r in [0, 1], x itself when x lies there, else
+ * the nearer end. */
+/*@ predicate projected01(real x, real r) =
+      0.0 <= r <= 1.0 && (0.0 <= x <= 1.0 ==> r == x) &&
+      (x < 0.0 ==> r == 0.0) && (x > 1.0 ==> r == 1.0);
+ */

@@ -26,3 +26,19 @@
                  s->v + (0 .. s->N * s->P - 1), s->accum + (0 .. s->P - 1),
                  s->mask + (0 .. s->P - 1), s->shared + (0 .. s->P - 1));
  */
+
+/* Client i's mark in the workspace's trained[0..N−1]: 0 until it first
+ * trains, then 1 (first_training).  A predicate, not the comparison
+ * written out: at client_update's call site WP 25's simplifier hands the
+ * provers a comparison of a written double with the literal that they
+ * reject ("Type mismatch between real and int"). */
+/*@ predicate trained_mark(real t, integer k) = t == k; */
+
+/* The round plan's n_selected selected ids, readable (plan_checked makes
+ * them so), and client i among the first q of them (is_selected). */
+/*@ predicate selected_readable{L}(pflref_round_plan *plan) =
+      \valid_read(plan) &&
+      \valid_read(plan->selected + (0 .. plan->n_selected - 1));
+    predicate selected_in{L}(pflref_round_plan *plan, integer q, integer i) =
+      \exists integer k; 0 <= k < q && plan->selected[k] == i;
+ */

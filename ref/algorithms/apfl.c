@@ -214,8 +214,10 @@ static pflref_status apfl_init(pflref_state *s, pflref_error *err)
     return PFLREF_OK;
 }
 
-/* Π_[0,1](x) */
-/*@ assigns \nothing; */
+/* Π_[0,1](x) for a finite x (its callers test it first).  Proved
+ * (proofs/README.md): x when it lies in [0, 1], else the nearer end. */
+/*@ assigns \nothing;
+    ensures projected01(x, \result); */
 static double clip01(double x)
 {
     return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x);

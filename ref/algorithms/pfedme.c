@@ -147,11 +147,17 @@ static pflref_status pfedme_check(const pflref_problem *problem,
     return PFLREF_OK;
 }
 
-/* 1 when client i is in the (ascending) selected set of plan.  Its frame
- * is an assumption of the proof of pfedme_round_with (proofs/README.md). */
-/*@ assigns \nothing; */
+/* 1 when client i is in the (ascending) selected set of plan, else 0.
+ * Proved (proofs/README.md). */
+/*@ requires selected_readable(plan);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 <==> selected_in(plan, plan->n_selected, i); */
 static int is_selected(const pflref_round_plan *plan, size_t i)
 {
+    /*@ loop invariant 0 <= q <= plan->n_selected;
+        loop invariant !selected_in(plan, q, i);
+        loop assigns q; loop variant plan->n_selected - q; */
     for (size_t q = 0; q < plan->n_selected; q++)
         if (plan->selected[q] == i)
             return 1;
@@ -181,9 +187,11 @@ static void buffers_follow(const pflref_state *s, const double *theta,
 }
 
 /* 1 the first time client i trains, which trained[i] = 0 tells; marks it
- * trained (1).  Its frame is an assumption of the proof of client_update
- * (proofs/README.md). */
-/*@ assigns trained[i]; */
+ * trained (1).  Proved (proofs/README.md). */
+/*@ requires \valid(trained + i);
+    assigns trained[i];
+    ensures trained_mark(trained[i], 1) && (\result == 0 || \result == 1);
+    ensures \result == 1 <==> trained_mark(\old(trained[i]), 0); */
 static int first_training(double *trained, size_t i)
 {
     const int first = trained[i] == 0.0;

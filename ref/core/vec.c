@@ -8,6 +8,11 @@
 
 int pflref_all_finite(const double *x, size_t n)
 {
+    /*@ loop invariant 0 <= j <= n;
+        loop invariant \forall integer k; 0 <= k < j ==> \is_finite(x[k]);
+        loop assigns j;
+        loop variant n - j;
+     */
     for (size_t j = 0; j < n; j++)
         if (!isfinite(x[j]))
             return 0;

@@ -5,11 +5,17 @@
 
 #include <stddef.h>
 
-/* 1 when every entry of x[0..n−1] is finite.  It reads x[0..n−1] (its
- * precondition, checked at the proved calls) and writes nothing (an
- * assumption of the proofs of its callers, proofs/README.md). */
+/* 1 when every entry of x[0..n−1] is finite, else 0: the divergence test
+ * (DESIGN.md, "Errors").  Proved (proofs/README.md), in WP's
+ * floating-point model: it reads x[0..n−1], writes nothing, returns 1 only
+ * when every entry is finite and 0 when one is not (NaN or ±∞). */
 /*@ requires n == 0 || \valid_read(x + (0 .. n - 1));
     assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures finite: \result == 1 ==>
+            \forall integer j; 0 <= j < n ==> \is_finite(x[j]);
+    ensures caught: (\exists integer j; 0 <= j < n && !\is_finite(x[j])) ==>
+            \result == 0;
  */
 int pflref_all_finite(const double *x, size_t n);
 

@@ -172,6 +172,7 @@ static pflref_status check_participants(const pflref_round_plan *r, size_t t,
     requires \separated(mark + (0 .. N - 1),
                         r->drawn + (0 .. r->n_selected - 1));
     assigns *err, mark[0 .. N - 1];
+    ensures \result == PFLREF_OK ==> r->selected != \null;
  */
 static pflref_status check_selected(const pflref_round_plan *r, size_t t,
                                     size_t N, unsigned char *mark,
