@@ -27,7 +27,9 @@ Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
 pFedMe's inner loop alone with its exact proximal point on the quadratic
 model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
 k = 1 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones
-below).  Most take the step sizes' decay across rounds (Steps) and
+below); APPLE on the linear model with every switch, preset and limited
+downloads (apple_run; its exact values, products of products, carried to
+SQRT_BITS bits, Trace.carried).  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
@@ -68,9 +70,11 @@ through at most n + 1 roundings):
 with S = sum x_j r_j and T = sum |x_j r_j| of the rounded operands and
 gamma_k = k u / (1 - k u), u = 2^-53; delta is a free variable of the
 script (one per call), and gamma_k is written as an upper bound, a dyadic
-number.  That bound is one of the two steps Gappa does not prove here;
-the other is libm's pow within one ulp (Adam's bias corrections:
-Trace.pow).
+number.  That bound is one of the three steps Gappa does not prove here;
+the others are libm's pow within one ulp (Adam's bias corrections:
+Trace.pow) and APPLE's λ(r), glibc's cos or pow at a rounded argument
+within a bound derived from the argument's error and the function's own
+(APPLE_COS_ABS, APPLE_POW_REL; Trace.libm checks it on this machine).
 
     python3 proofs/gappa/make_vectors.py           # write the scripts
     python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
@@ -87,7 +91,7 @@ import os
 import re
 import sys
 from fractions import Fraction
-from math import isqrt, pow as libm_pow
+from math import cos as libm_cos, isqrt, pow as libm_pow
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gappa_common as gc  # noqa: E402
@@ -200,6 +204,30 @@ REPLAYED = [
     "perfedavg/worked-linear-momentum-decay-client",
 ]
 
+# APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
+# switch and preset, limited downloads; λ(r) from the C library's cos or
+# pow within a stated bound (apple_lambda, Trace.libm); checked by
+# enclosure.
+APPLE = [
+    "apple/worked-block-mean",
+    "apple/worked-core-first",
+    "apple/worked-core-lr-n",
+    "apple/worked-cosine-every",
+    "apple/worked-downloads",
+    "apple/worked-downloads-initial",
+    "apple/worked-downloads-initial-partial",
+    "apple/worked-exponential",
+    "apple/worked-lambda-previous",
+    "apple/worked-official",
+    "apple/worked-official-lr-exponential",
+    "apple/worked-p-init-uniform",
+    "apple/worked-paper-partial",
+    "apple/worked-pfllib",
+    "apple/worked-pfllib-run",
+    "apple/worked-pfllib-run-partial",
+    "apple/worked-prox-full",
+]
+
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
 # lr.schedule (Steps), plain SGD or torch's SGD (Optim), and a given
@@ -289,7 +317,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + SPREAD + STEPPED + ADAM
+] + SPREAD + STEPPED + ADAM + APPLE
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -324,7 +352,7 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-} | set(STEPPED) | set(ADAM) | set(SPREAD)
+} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE)
 
 
 # the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
@@ -435,6 +463,16 @@ class Trace:
         self.approx.add(r)
         return (r, x, significant(root))
 
+    def carried(self, a):
+        """a, its Fraction and every exact value computed from it carried
+        to SQRT_BITS significant bits (Trace.approx), as after a square
+        root: a replay whose exact values are products of products (APPLE's
+        p_ij c_j, whose degree grows geometrically with the steps) would
+        otherwise carry Fractions of millions of digits.  Only the check
+        that each exact value rounds to the vector's double reads them."""
+        self.approx.add(a[0])
+        return (a[0], a[1], significant(a[2]))
+
     def pow(self, a, k):
         """pow(a, k) of the C library for a constant double a and an
         integer k >= 1 (Adam's β^t, ref/engine/optim.c adam_block): exact
@@ -458,6 +496,29 @@ class Trace:
         self.lines.append(f"{r} = {x} * (1 + {d} * "
                           f"{gc.gappa_num(POW_REL)});")
         return (r, x, ex)
+
+    def libm(self, got, exact, bound, relative):
+        """A value of the C library's cos or pow at a rounded argument
+        whose exact value EXACT (a Fraction) the paper's formula gives:
+        the rounded value EXACT (1 + δ BOUND) (RELATIVE) or EXACT + δ BOUND,
+        δ free in [-1, 1] (its hypothesis).  BOUND covers the arguments'
+        roundings and the function's own error (apple_lambda states how);
+        it is checked here against GOT, this machine's value of the C's
+        expression (the same glibc call), and the run stops if it fails."""
+        err = abs(Fraction(got) - exact)
+        if err > (abs(exact) * bound if relative else bound):
+            raise SystemExit(f"make_vectors: the C library gives {got} "
+                             f"for the exact {exact}, outside the bound "
+                             f"{float(bound):.3g}")
+        x, r, d = self.fresh("x"), self.fresh("r"), self.fresh("delta")
+        self.hyp.append(f"{d} in [-1, 1]")
+        self.lines.append(f"{x} = {exact.numerator} / {exact.denominator};")
+        if relative:
+            self.lines.append(f"{r} = {x} * (1 + {d} * "
+                              f"{gc.gappa_num(bound)});")
+        else:
+            self.lines.append(f"{r} = {x} + {d} * {gc.gappa_num(bound)};")
+        return (r, x, exact)
 
     def below_one(self, a):
         """The branch a < 1 of ref/engine/optim.c's clip_by_norm (`if
@@ -2209,6 +2270,212 @@ def pflego_mlp1(spec):
     return t, out
 
 
+# APPLE's switches (ref/algorithms/apple.c) with the paper's values, and
+# the presets' (ref/engine/presets.c; bn.aggregate, which only a model with
+# batch normalisation reads, is not taken)
+APPLE_SWITCHES = {"apple.scheduler": "cosine", "apple.prox": "half",
+                  "apple.p_init": "samples", "apple.order": "joint",
+                  "apple.p_grad": "inner", "apple.core_lr": "eta",
+                  "apple.lambda_round": "current", "apple.upload": "core",
+                  "apple.peers": "snapshot", "apple.stale": "last_download"}
+APPLE_PFLLIB = {"apple.p_init": "uniform", "apple.order": "core_first",
+                "apple.p_grad": "block_mean", "apple.core_lr": "n_eta",
+                "apple.lambda_round": "previous"}
+APPLE_PRESETS = {
+    None: {},
+    "official": {"apple.scheduler": "exponential", "apple.prox": "full"},
+    "pfllib": APPLE_PFLLIB,
+    "pfllib_run": dict(APPLE_PFLLIB, **{"apple.upload": "mixture",
+                                        "apple.peers": "sequential"}),
+}
+# |cos(fl(π̂ fl(r/L))) − cos(π r/L)| (apple_lambda): the argument's error
+# |π̂ x̂ (1 + ε) − π x| <= x |π̂ − π| + π̂ |x̂ − x| + u π̂ x̂ <= 1.23e-16 +
+# 2 π u (1 + u) < 8.3e-16 for x = r/L <= 1 (|π̂ − π| < 1.23e-16, x̂ = fl(r/L)
+# within u x), |cos a − cos b| <= |a − b|, and cos within one ulp of a value
+# of magnitude <= 1 (2^-52, glibc's stated bound): below 1.06e-15 < 2^-49
+APPLE_COS_ABS = Fraction(1, 2 ** 49)
+# |pow(fl(0.001), fl(r/L)) / 0.001^(r/L) − 1|: the exponent's error x̂ − x
+# within u x and 0.001's relative error within u move ln λ by at most
+# x (u |ln 0.001̂| + u) < 8 u for x <= 1, so λ by a factor within
+# exp(±8u), and pow within one ulp (2u relative): below 11 u < 2^-49
+APPLE_POW_REL = Fraction(1, 2 ** 49)
+APPLE_PI = 3.14159265358979323846     # apple.c's APPLE_PI, the same double
+
+
+def apple_lambda(t, hp, sw, ri):
+    """λ(r) of APPLE's loss scheduler (eq. (4); apple.c apple_lambda) in
+    round RI: apple.lambda_round = previous reads λ(RI − 1), and 1 in round
+    0; 0 for r >= L; else (cos(π̂ x̂) + 1)/2 (cosine) or pow(0.001, x̂)
+    (exponential), x̂ = fl(r/L), each libm value within its bound of the
+    exact one (Trace.libm), which must be rational: r/L in {0, 1/3, 1/2,
+    2/3, 1} (cos = 1, 1/2, 0, −1/2, −1) or 3r/L an integer (10^(−3r/L))."""
+    L = hp["apple.L"]
+    r = ri
+    if sw["apple.lambda_round"] == "previous":
+        if ri == 0:
+            return t.const(1.0)
+        r = ri - 1
+    if r >= L:
+        return t.const(0.0)
+    x = Fraction(r, L)
+    if sw["apple.scheduler"] == "exponential":
+        if (3 * x).denominator != 1:
+            raise SystemExit("make_vectors: an apple λ(r) that is not "
+                             "rational (3r/L not an integer)")
+        return t.libm(libm_pow(0.001, r / L),
+                      Fraction(1, 10 ** int(3 * x)), APPLE_POW_REL, True)
+    cosines = {Fraction(0): 1, Fraction(1, 3): Fraction(1, 2),
+               Fraction(1, 2): 0, Fraction(2, 3): Fraction(-1, 2),
+               Fraction(1): -1}
+    if x not in cosines:
+        raise SystemExit("make_vectors: an apple λ(r) that is not rational "
+                         "(r/L not in {0, 1/3, 1/2, 2/3})")
+    c = t.libm(libm_cos(APPLE_PI * (r / L)), Fraction(cosines[x]),
+               APPLE_COS_ABS, False)
+    return t.op(t.op(c, "+", t.const(1.0)), "/", t.const(2.0))
+
+
+def apple_run(spec):
+    """[(record key, [value per entry])] of an APPLE run (Luo and Wu 2022,
+    Alg. 1; ref/algorithms/apple.c) on the linear model (model_setup) with
+    plain SGD and any of APPLE's switches, presets and limited downloads
+    (apple.M), the steps decayed across rounds or not (Steps):
+
+      init          p_0j = fl(n_j/n); p_i = p_0 (p_init = uniform: fl(1/N));
+                    every core, and every copy of one, is w⁰    (apple_init)
+      round r       λ = λ(r) (apple_lambda); w_prev <- the cores
+      participant i λ μ rounded once; η_w = η (core_lr = n_eta: fl(N η))
+                    (apple.M: copy j <- w_prev_j for each listed j, else
+                    w⁰ under stale = initial)                    (download)
+                    per batch b:
+                      θ_q = Σ_j p_ij c_jq, j ascending from 0.0      (mix)
+                      g = ∇ℓ_i(θ; b)                (linear_grad's order)
+                      ∂ℒ/∂p_ij = ⟨c_j, g⟩ (index order from 0.0; block_mean:
+                        Σ over blocks of (block sum)/size, then / blocks)
+                        + (κ λμ)(p_ij − p_0j), κ = 1 or 2   (p_gradient)
+                      w_i <- w_i − η_w (p_ii g)
+                      (order = core_first: ∂ℒ/∂p_i after, at the new w_i)
+                      p_i <- p_i − η_p ∂ℒ/∂p_i
+                    peers = sequential: w_prev_i <- w_i; upload = mixture:
+                    w_i <- the last step's θ; w_p^(i) = θ then, else
+                    Σ_j p_ij c_j at the new w_i, p_i             (apple_round)
+
+    c_j is w_i for j = i, else client i's copy of core j (apple.M) or
+    w_prev_j."""
+    hp, sw, preset = accepted(
+        spec, "apple", ({"eta", "eta_p", "apple.mu", "apple.L"},
+                        {"apple.M"}), set(APPLE_SWITCHES),
+        tuple(APPLE_PRESETS), lr=True, over=True)
+    sw = dict(APPLE_SWITCHES, **APPLE_PRESETS[preset], **sw)
+    m = spec["model"]
+    if m["kind"] != "linear":
+        raise SystemExit("make_vectors: an apple spec outside this replay "
+                         "(the linear model)")
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    blocks = [(0, m["d"])] + ([(m["d"], 1)] if m.get("bias") else [])
+    eta0, etap0 = t.const(hp["eta"]), t.const(hp["eta_p"])
+    mu = t.const(hp["apple.mu"])
+    kappa = t.const(2.0 if sw["apple.prox"] == "full" else 1.0)
+    steps = Steps(t, hp, sw)
+    w0 = given_init(t, spec, P)
+    n = sum(nk)
+    # p enters every product (θ = Σ_j p_ij c_j, p_ii g): Trace.carried
+    p0 = [t.carried(t.exact_ratio(nk[j], n)) for j in range(N)]
+    p = {i: ([t.carried(t.exact_ratio(1, N))] * N
+             if sw["apple.p_init"] == "uniform" else list(p0))
+         for i in range(N)}
+    w = {i: list(w0) for i in range(N)}
+    limited = "apple.M" in hp
+    copies = {(i, j): list(w0) for i in range(N) for j in range(N)}
+    zero = t.const(0.0)
+
+    def dot(c, g, lo, hi):
+        s = zero
+        for q in range(lo, hi):
+            s = t.op(s, "+", t.op(c[q], "*", g[q]))
+        return s
+
+    def mix(i, p_i, w_i, core):
+        out_ = []
+        for q in range(P):
+            s = zero
+            for j in range(N):
+                s = t.op(s, "+", t.op(p_i[j], "*",
+                                      w_i[q] if j == i else core(j)[q]))
+            out_.append(s)
+        return out_
+
+    def p_gradient(i, p_i, w_i, g, core, lam_mu):
+        gp = []
+        for j in range(N):
+            c = w_i if j == i else core(j)
+            if sw["apple.p_grad"] == "block_mean":
+                s = zero
+                for lo, size in blocks:
+                    s = t.op(s, "+", t.op(dot(c, g, lo, lo + size), "/",
+                                          t.const(float(size))))
+                data = t.op(s, "/", t.const(float(len(blocks))))
+            else:
+                data = dot(c, g, 0, P)
+            gp.append(t.op(data, "+", t.op(t.op(kappa, "*", lam_mu), "*",
+                                           t.op(p_i[j], "-", p0[j]))))
+        return gp
+
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        lam = apple_lambda(t, hp, sw, ri)
+        w_prev = {j: w[j] for j in range(N)}
+        eta, eta_p = steps.of(eta0, ri, None), steps.of(etap0, ri, None)
+        eta_w = t.op(t.const(float(N)), "*", eta) \
+            if sw["apple.core_lr"] == "n_eta" else eta
+        lam_mu = t.op(lam, "*", mu)
+        peers = rd.get("peers")
+        for a, i in enumerate(rd["clients"]):
+            out.append((("note", ri, i, None, "lambda"), [lam]))
+            out.append((("client_begin", ri, i, 0, "w_i"), w[i]))
+            if limited:
+                for j in range(N):
+                    if j == i:
+                        continue
+                    if peers is None or j in peers[a]:
+                        copies[i, j] = w_prev[j]
+                    elif sw["apple.stale"] == "initial":
+                        copies[i, j] = list(w0)
+
+            def core(j, i=i):
+                return copies[i, j] if limited else w_prev[j]
+            theta = None
+            for k, batch in enumerate(rd["batches"][a]):
+                theta = mix(i, p[i], w[i], core)
+                g = grad(i, theta, batch)
+                core_first = sw["apple.order"] == "core_first"
+                if not core_first:
+                    gp = p_gradient(i, p[i], w[i], g, core, lam_mu)
+                p_ii = p[i][i]
+                w[i] = [t.op(x, "-", t.op(eta_w, "*", t.op(p_ii, "*", gq)))
+                        for x, gq in zip(w[i], g)]
+                if core_first:
+                    gp = p_gradient(i, p[i], w[i], g, core, lam_mu)
+                p[i] = [t.op(x, "-", t.op(eta_p, "*", d))
+                        for x, d in zip(p[i], gp)]
+                out.append((("step", ri, i, k + 1, "w_i"), w[i]))
+                out.append((("step", ri, i, k + 1, "p_i"), p[i]))
+            if sw["apple.peers"] == "sequential":
+                w_prev[i] = w[i]
+            upload_mix = sw["apple.upload"] == "mixture" and theta is not None
+            if upload_mix:
+                w[i] = theta
+            out.append((("client_end", ri, i, None, "w_i"), w[i]))
+            out.append((("note", ri, i, None, "p_i"), p[i]))
+            out.append((("note", ri, i, None, "w_p"),
+                        theta if upload_mix else mix(i, p[i], w[i], core)))
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), w[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -2241,6 +2508,8 @@ def replay(spec):
         return prox_run(spec)
     if name in ("fedalt", "fedsim"):
         return pfl_run(spec)
+    if name == "apple":
+        return apple_run(spec)
     return pfedme_run(spec)
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
-the step sizes across rounds (Steps) and torch's SGD, Adam and AdamW
-(Optim).
+the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
+(Optim), and APPLE's loss scheduler (apple_lambda).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -20,7 +20,10 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     APFL and FedAlt have two; one step size where FedSim has two
     parameter groups; weight decay on every block whatever
     opt.decay_scope says; no clipping; Adam without its bias correction
-    (β^t taken as 0); AdamW's decay coupled into d as Adam's.
+    (β^t taken as 0); AdamW's decay coupled into d as Adam's;
+  * APPLE's λ(r) (apple_lambda): the current round's where
+    apple.lambda_round = previous reads the last one; the cosine
+    scheduler where apple.scheduler = exponential.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -153,6 +156,16 @@ CASES = [
      after_init(lambda s: setattr(s, "decoupled", False)),
      ["optim/fedavg-adamw", "optim/ditto-adamw-client-decay",
       "optim/fedsim-adamw-client-decay"]),
+    ("APPLE: λ of the current round", mv, "apple_lambda",
+     lambda orig, t, hp, sw, ri:
+     orig(t, hp, dict(sw, **{"apple.lambda_round": "current"}), ri),
+     ["apple/worked-lambda-previous", "apple/worked-pfllib",
+      "apple/worked-pfllib-run"]),
+    ("APPLE: the cosine scheduler", mv, "apple_lambda",
+     lambda orig, t, hp, sw, ri:
+     orig(t, hp, dict(sw, **{"apple.scheduler": "cosine"}), ri),
+     ["apple/worked-exponential", "apple/worked-official",
+      "apple/worked-official-lr-exponential"]),
 ]
 
 
