@@ -2308,7 +2308,7 @@ def apple_lambda(t, hp, sw, ri):
     0; 0 for r >= L; else (cos(π̂ x̂) + 1)/2 (cosine) or pow(0.001, x̂)
     (exponential), x̂ = fl(r/L), each libm value within its bound of the
     exact one (Trace.libm), which must be rational: r/L in {0, 1/3, 1/2,
-    2/3, 1} (cos = 1, 1/2, 0, −1/2, −1) or 3r/L an integer (10^(−3r/L))."""
+    2/3} (cos = 1, 1/2, 0, −1/2) or 3r/L an integer (10^(−3r/L))."""
     L = hp["apple.L"]
     r = ri
     if sw["apple.lambda_round"] == "previous":
@@ -2325,8 +2325,7 @@ def apple_lambda(t, hp, sw, ri):
         return t.libm(libm_pow(0.001, r / L),
                       Fraction(1, 10 ** int(3 * x)), APPLE_POW_REL, True)
     cosines = {Fraction(0): 1, Fraction(1, 3): Fraction(1, 2),
-               Fraction(1, 2): 0, Fraction(2, 3): Fraction(-1, 2),
-               Fraction(1): -1}
+               Fraction(1, 2): 0, Fraction(2, 3): Fraction(-1, 2)}
     if x not in cosines:
         raise SystemExit("make_vectors: an apple λ(r) that is not rational "
                          "(r/L not in {0, 1/3, 1/2, 2/3})")
