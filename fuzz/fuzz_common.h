@@ -59,6 +59,26 @@ static inline char *fuzz_rehashed(const char *text, size_t len)
     return out;
 }
 
+/* The memory a harness lets pflref use (PFLREF_MEMORY_LIMIT, unless the
+ * environment already pins it): a small spec can ask for gigabytes that a
+ * 24 GiB machine would grant (generated data of a million clients, a
+ * hidden layer of 10⁸ units), which is a legal request but would exceed
+ * libFuzzer's -rss_limit_mb and read as a defect.  Under the pinned limit
+ * pflref refuses such a spec with PFLREF_ENOMEM before it allocates, the
+ * path the harnesses should explore (docs/performance.md, "Limits by
+ * memory"). */
+#define FUZZ_MEMORY_LIMIT "4194304"
+
+/* libFuzzer calls this once before the first input; every harness
+ * includes this header once. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return setenv("PFLREF_MEMORY_LIMIT", FUZZ_MEMORY_LIMIT, 0);
+}
+
 /* Runs larger than this many parameter-steps are parsed but not executed. */
 #define FUZZ_MAX_WORK 200000.0
 

@@ -651,6 +651,37 @@ START_TEST(test_tilt_errors)
 }
 END_TEST
 
+/* A pinned PFLREF_MEMORY_LIMIT lowers the data limit (a malformed one
+ * lowers nothing), and the check counts each client's record as well as its
+ * data: 2¹⁶ clients of one sample of d = 1 (x and y, 2¹⁷ doubles) fill
+ * 1 MiB with data alone, so with their records they are refused. */
+START_TEST(test_tilt_pinned_memory)
+{
+    unsetenv("PFLREF_MEMORY_LIMIT");
+    const size_t machine = pflref_data_limit_bytes();
+    ck_assert_uint_gt(machine, (size_t)1 << 20);
+    ck_assert_int_eq(setenv("PFLREF_MEMORY_LIMIT", "12k", 1), 0);
+    ck_assert_uint_eq(pflref_data_limit_bytes(), machine);
+    ck_assert_int_eq(setenv("PFLREF_MEMORY_LIMIT", "1048576", 1), 0);
+    ck_assert_uint_eq(pflref_data_limit_bytes(), (size_t)1 << 20);
+
+    pflref_model lin = linear_model(1, 0);
+    pflref_gen_tilt g = tilt_defaults();
+    g.n_train = 1;
+    g.n_test = 0;
+    g.K = (size_t)1 << 16;
+    tilt_fails(&g, &lin, PFLREF_ENOMEM, "generator.K");
+    g.K = 1000;
+    pflref_problem *p = NULL;
+    pflref_error err;
+    ck_assert_msg(pflref_generate_tilt(&g, &lin, &p, &err) == PFLREF_OK,
+                  "1000 clients under 1 MiB: %s", err.message);
+    ck_assert_uint_eq(p->N, 1000);
+    pflref_problem_free(p);
+    unsetenv("PFLREF_MEMORY_LIMIT");
+}
+END_TEST
+
 START_TEST(test_dirichlet_errors)
 {
     const pflref_status E = PFLREF_EINVAL, M = PFLREF_ENOMEM;
@@ -710,6 +741,7 @@ Suite *generate_suite(void)
     tcase_add_test(tt, test_tilt_offsets);
     tcase_add_test(tt, test_tilt_noise);
     tcase_add_test(tt, test_tilt_errors);
+    tcase_add_test(tt, test_tilt_pinned_memory);
     suite_add_tcase(s, tt);
     TCase *td = tcase_create("dirichlet");
     tcase_add_test(td, test_dirichlet_shapes);

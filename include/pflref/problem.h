@@ -82,8 +82,10 @@ size_t pflref_problem_bytes_owned(const pflref_problem *p);
 size_t pflref_problem_bytes_mapped(const pflref_problem *p);
 
 /* The most bytes of data a problem may allocate or map: this machine's
- * physical memory (sysconf: _SC_PHYS_PAGES × _SC_PAGESIZE), or SIZE_MAX
- * when the system does not say.  Data beyond it is refused up front with
+ * physical memory (sysconf: _SC_PHYS_PAGES × _SC_PAGESIZE), or the byte
+ * count PFLREF_MEMORY_LIMIT pins when that is less (a malformed value
+ * lowers nothing here: pflref_memory_available refuses it), or SIZE_MAX
+ * when neither says.  Data beyond it is refused up front with
  * PFLREF_ENOMEM and the sizes, instead of thrashing or being killed. */
 size_t pflref_data_limit_bytes(void);
 

@@ -43,6 +43,12 @@ static int env_limit(size_t *bytes)
     return 1;
 }
 
+size_t pflref_memory_pinned(void)
+{
+    size_t bytes;
+    return env_limit(&bytes) == 1 ? bytes : SIZE_MAX;
+}
+
 /* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
 static size_t meminfo_available(void)
 {

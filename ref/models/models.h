@@ -382,6 +382,14 @@ void pflref_bn_r_backward(const pflref_layer *L, const double *p,
                           const double *Rxhat, const double *stats,
                           double *dY, double *RdY, double *Hv);
 
+/* ---- memory.c ------------------------------------------------------ */
+
+/* The byte count PFLREF_MEMORY_LIMIT pins, or SIZE_MAX when the variable
+ * is unset or malformed (pflref_memory_available reports a malformed one:
+ * it is never read as a limit here).  Data sizes honour it beside the
+ * machine's physical memory (pflref_data_limit_bytes). */
+size_t pflref_memory_pinned(void);
+
 /* ---- model.c ------------------------------------------------------- */
 
 /* The kernels of m's kind; NULL for the quadratic model. */

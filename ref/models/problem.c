@@ -15,8 +15,9 @@
  * function; pflref_problem_free releases them all, each once.
  *
  * Limits: data sizes are bounded by memory, not by a fixed count: a data
- * set whose bytes overflow size_t or exceed this machine's physical memory
- * (pflref_data_limit_bytes) is refused with PFLREF_ENOMEM naming n, d and
+ * set whose bytes overflow size_t or exceed this machine's physical memory,
+ * or the memory PFLREF_MEMORY_LIMIT pins when that is less
+ * (pflref_data_limit_bytes), is refused with PFLREF_ENOMEM naming n, d and
  * the bytes, before anything is allocated.  Test data is all-or-none: either
  * every client has test.n ≥ 1 or every client has test.n = 0; so is the
  * validation split (val.n).  The quadratic model ignores both.
@@ -196,12 +197,12 @@ size_t pflref_data_limit_bytes(void)
 {
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long page = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page <= 0)
-        return SIZE_MAX;
     size_t bytes;
-    if (!pflref_size_mul((size_t)pages, (size_t)page, &bytes))
-        return SIZE_MAX;
-    return bytes;
+    if (pages <= 0 || page <= 0 ||
+        !pflref_size_mul((size_t)pages, (size_t)page, &bytes))
+        bytes = SIZE_MAX;
+    const size_t pinned = pflref_memory_pinned();
+    return pinned < bytes ? pinned : bytes;
 }
 
 /* Refuse `bytes` of data (`what`, for the message) beyond this machine's
