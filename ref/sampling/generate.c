@@ -80,17 +80,17 @@ static pflref_status check_nonneg(double v, const char *where,
     return PFLREF_OK;
 }
 
+/* A pflref_client, in doubles (rounded up): a million clients of one
+ * sample each cost their records, not only their data. */
+#define CLIENT_DOUBLES \
+    ((sizeof(pflref_client) + sizeof(double) - 1) / sizeof(double))
+
 /* Refuse a problem whose data would exceed the machine's memory
  * (pflref_data_limit_bytes, counted in doubles), before
  * anything is allocated: per client n_train rows plus n_test rows of d + 1
  * doubles (x and y) plus `extra` doubles of generator work plus the client
  * record itself (CLIENT_DOUBLES), times K.
  * The field that makes the size absurd is named in `where`. */
-/* A pflref_client, in doubles (rounded up): a million clients of one
- * sample each cost their records, not only their data. */
-#define CLIENT_DOUBLES \
-    ((sizeof(pflref_client) + sizeof(double) - 1) / sizeof(double))
-
 static pflref_status check_size(size_t K, size_t n_train, size_t n_test,
                                 size_t d, size_t extra,
                                 const char *train_field, pflref_error *err)
