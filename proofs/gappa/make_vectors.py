@@ -29,13 +29,18 @@ model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
 k = 1 (pflego_mlp1, whose dgemm calls are modelled as the gemv ones
 below); APPLE on the linear model with every switch, preset and limited
 downloads (apple_run; its exact values, products of products, carried to
-SQRT_BITS bits, Trace.carried).  Most take the step sizes' decay across rounds (Steps) and
+SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
+the quadratic model and on the linear model with validation splits, every
+switch but the ε-greedy choice and the signed affinity update
+(fedfomo_run).  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
-estimate, the conjugate-gradient loop's tests, the clipping test) are
-Trace.clip01, Trace.argmin, the guards of prox_point_1d and
-Trace.below_one, checked in script().
+estimate, the conjugate-gradient loop's tests, the clipping test,
+FedFomo's equality up to rounding and the signs of its loss differences)
+are Trace.clip01, Trace.argmin, the guards of prox_point_1d,
+Trace.below_one, Trace.equal_up_to and fedfomo_run's "zero"/"nonzero",
+checked in script().
 FedAvg on a linear model (fedavg_rounds: d features, an optional bias b,
 the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
 docs/models.md), whose operations in the C are (sgd_steps for a step):
@@ -227,6 +232,20 @@ APPLE = [
     "apple/worked-pfllib-run-partial",
     "apple/worked-prox-full",
 ]
+# FedFomo with the downloads given: its weights' square roots, losses and
+# equality up to rounding (fedfomo_run; on the quadratic model too)
+FEDFOMO = [
+    "fedfomo/worked-hand",
+    "fedfomo/worked-hand-raw",
+    "fedfomo/worked-equal-rounding",
+    "fedfomo/worked-equal-rounding-x64",
+    "fedfomo/worked-linear-val",
+    "fedfomo/worked-linear-val-keep",
+    "fedfomo/worked-linear-val-excl",
+    "fedfomo/worked-linear-val-l1",
+    "fedfomo/worked-linear-val-batches",
+    "fedfomo/worked-linear-val-batch-zero",
+]
 
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
@@ -317,7 +336,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + SPREAD + STEPPED + ADAM + APPLE
+] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -352,7 +371,7 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE)
+} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO)
 
 
 # the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
@@ -528,6 +547,39 @@ class Trace:
         self.guards.append(("one", [a], side))
         return side == "below"
 
+    def abs(self, a):
+        """|a| (fabs: exact, no rounding)."""
+        r, x = self.fresh("r"), self.fresh("x")
+        self.lines.append(f"{r} = |{a[0]}|;")
+        self.lines.append(f"{x} = |{a[1]}|;")
+        if a[0] in self.approx:
+            self.approx.add(r)
+        return (r, x, abs(a[2]))
+
+    def equal_up_to(self, xs, ys, tau):
+        """FedFomo's test θ_n = a up to rounding (equal_up_to of
+        ref/algorithms/fedfomo.c: every |x_p − y_p| <= τ max(|x_p|, |y_p|)),
+        decided by the exact values: equal when every exact x_p = y_p, each
+        pair a guard "equal" (its two proved bounds within τ of the scale,
+        so that the rounded pair passes the test too; none when both are
+        the same rounded value); else the entry of the largest relative
+        exact difference is a guard "apart" (its difference exceeds τ times
+        the scale by more than the bounds, so that the rounded pair fails
+        the test and the distance is not 0)."""
+        if any(x[0] in self.approx or y[0] in self.approx
+               for x, y in zip(xs, ys) if x[2] == y[2] and x[0] != y[0]):
+            raise SystemExit("make_vectors: an equality of two values "
+                             "carried to SQRT_BITS bits")
+        if all(x[2] == y[2] for x, y in zip(xs, ys)):
+            for x, y in zip(xs, ys):
+                if x[0] != y[0]:
+                    self.guards.append(("equal", [x, y], tau))
+            return True
+        q = max(range(len(xs)), key=lambda q: abs(xs[q][2] - ys[q][2])
+                / (max(abs(xs[q][2]), abs(ys[q][2])) or 1))
+        self.guards.append(("apart", [xs[q], ys[q]], tau))
+        return False
+
     def exact_ratio(self, p, q):
         """The real p/q (integers): the exact weight; its double is
         rnd(p/q)."""
@@ -616,16 +668,18 @@ def linear_backward(t, m, X, rs, batch):
     return g
 
 
-def linear_loss(t, m, X, Y, w):
-    """F(w) = (1/n) Σ_j ℓ_j of the linear model m on all n rows in order,
-    in the C's order (ref/models/objective.c batch_loss): the residuals
-    r_j of linear_signal, then pflref_residual_terms' sum += h (r_j r_j)
-    from 0 (h = 0.5 half_squared, 1 squared), and F = sum / n."""
+def linear_loss(t, m, X, Y, w, rows=None):
+    """F(w) = (1/n) Σ_j ℓ_j of the linear model m on all n rows in order
+    (or on ROWS, in their order), in the C's order (ref/models/objective.c
+    batch_loss): the residuals r_j of linear_signal, then
+    pflref_residual_terms' sum += h (r_j r_j) from 0 (h = 0.5
+    half_squared, 1 squared), and F = sum / n."""
     h = t.const(0.5 if m["loss"] == "half_squared" else 1.0)
     s = t.const(0.0)
-    for r in linear_signal(t, m, X, w, range(len(Y)), Y):
+    rows = range(len(Y)) if rows is None else rows
+    for r in linear_signal(t, m, X, w, rows, Y):
         s = t.op(s, "+", t.op(h, "*", t.op(r, "*", r)))
-    return t.op(s, "/", t.const(float(len(Y))))
+    return t.op(s, "/", t.const(float(len(rows))))
 
 
 def given_init(t, spec, P):
@@ -2475,6 +2529,160 @@ def apple_run(spec):
     return t, out
 
 
+def fedfomo_run(spec):
+    """[(record key, [value per entry])] of a FedFomo run (Zhang et al.
+    2021, Alg. 1, as shared/spec notes-fedbn-fedfomo.md §2.3 reads it;
+    ref/algorithms/fedfomo.c) on the quadratic model or the linear model
+    with a squared loss (model_setup), the downloads S_i^t given by the
+    schedule (peers), every switch but the ε-greedy choice and the signed
+    affinity update:
+
+      round start   θ_n^{t−1} <- θ_n for every n                  (l. 1)
+      participant i a = φ_i (anchor = post_train: θ_i^{t−1}); L_a = L_i(a)
+                    (the validation split's mean loss, linear_loss, or
+                    under val_loss = batch_mean the mean of the batches'
+                    means, summed from 0; quadratic: fl(0.5 Σ_p fl(a_p
+                    fl(e_p e_p))), e = θ − c, from 0)
+                    per n of C = S_i^t (then i, self = included):  (l. 3)
+                      θ_n = a up to τ (Trace.equal_up_to): r_n = 0; else
+                      d = distance(θ_n, a) (l2: √ of Σ_p fl(e_p e_p) from
+                      0, e = θ_n − a; l2_squared: no √; l1: Σ_p |e_p|;
+                      l2_per_tensor_sum: Σ over the blocks w, b of their
+                      √), r_n = fl(fl(L_a − L_n) / d), the difference a
+                      guard "nonzero" (the rounded r_n has its sign) or
+                      "zero" (r_n = 0)
+                    w_n = max(r_n, 0) / Σ_m max(r_m, 0), m ascending from
+                    0 (one positive: fl(r/r) = 1 exactly)          (l. 4)
+                    φ_i = a_p + Σ_n w_n fl(θ_n,p − a_p), n ascending, w_n
+                    > 0 (none: a, or θ_i^{t−1} under no_positive =
+                    keep_current)                                  (l. 5)
+                    P_{i,n} <- P_{i,n} + w_n (P_update = raw: + r_n)  (l. 8)
+                    θ_i <- sgd_steps from φ_i on its batches with η   (l. 6)
+
+    Adding a 0 (an entry of a weight or of P that is the constant 0) is
+    exact and left out of the script."""
+    hp, sw, _ = accepted(
+        spec, "fedfomo", ({"eta"}, {"fedfomo.val_batch",
+                                    "fedfomo.equal_rtol"}),
+        {"fedfomo.distance", "fedfomo.self", "fedfomo.anchor",
+         "fedfomo.no_positive", "fedfomo.P_update", "fedfomo.P_init",
+         "fedfomo.val_loss"}, what="peers given, eta, val_batch, equal_rtol")
+    if sw.get("fedfomo.P_update", "weights") not in ("weights", "raw") or \
+            any("peer_draws" in rd for rd in spec["schedule"]["rounds"]):
+        raise SystemExit("make_vectors: a fedfomo spec outside this replay "
+                         "(signed P update or ε-greedy draws)")
+    t = Trace()
+    m = spec["model"]
+    P, data, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    eta = t.const(hp["eta"])
+    tau = Fraction(hp.get("fedfomo.equal_rtol", 2.0 ** -50))
+    kind = sw.get("fedfomo.distance", "l2")
+    own = sw.get("fedfomo.self", "included") == "included"
+    post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
+    keep = sw.get("fedfomo.no_positive", "anchor") == "keep_current"
+    raw = sw.get("fedfomo.P_update", "weights") == "raw"
+    B = int(hp.get("fedfomo.val_batch", 0)) \
+        if sw.get("fedfomo.val_loss", "sample_mean") == "batch_mean" else 0
+    zero, half = t.const(0.0), t.const(0.5)
+    clients = spec["problem"]["clients"]
+    if m["kind"] == "linear" and all("X_val" in c for c in clients):
+        val = [linear_data(t, {"X": c["X_val"], "y": c["y_val"]})
+               for c in clients]
+    else:
+        val = data
+    blocks = [range(m["d"])] + ([range(m["d"], P)] if P > m["d"] else [])
+
+    def is0(a):
+        return a[0] == a[1] and a[2] == 0
+
+    def add(a, b):                      # a + b, adding a 0 left out
+        return a if is0(b) else b if is0(a) else t.op(a, "+", b)
+
+    def total(xs):                      # the C's sum from 0.0, in order
+        acc = zero
+        for x in xs:
+            acc = add(acc, x)
+        return acc
+
+    def loss(i, th):
+        if m["kind"] == "quadratic":
+            A, C = data[i]
+            return t.op(half, "*", total(
+                t.op(a, "*", t.op(e, "*", e))
+                for a, e in zip(A, (t.op(x, "-", c) for x, c in zip(th, C)))))
+        X, Y = val[i]
+        n = len(Y)
+        if not 0 < B < n:
+            return linear_loss(t, m, X, Y, th)
+        parts = [linear_loss(t, m, X, Y, th, range(lo, min(lo + B, n)))
+                 for lo in range(0, n, B)]
+        return t.op(total(parts), "/", t.const(float(len(parts))))
+
+    def distance(x, a):
+        e = [t.op(xp, "-", ap) for xp, ap in zip(x, a)]
+        if kind == "l1":
+            return total(t.abs(ep) for ep in e)
+        sq = [t.op(ep, "*", ep) for ep in e]
+        if kind == "l2_per_tensor_sum":
+            return total(t.sqrt(total(sq[p] for p in b)) for b in blocks)
+        return t.sqrt(total(sq)) if kind == "l2" else total(sq)
+
+    w0 = given_init(t, spec, P)
+    v = [w0] * N
+    phi = [w0] * N
+    diag = {"zeros": zero, "own_0.1": t.const(0.1),
+            "identity": t.const(1.0)}[sw.get("fedfomo.P_init", "zeros")]
+    aff = [[diag if n == i else zero for n in range(N)] for i in range(N)]
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        prev = list(v)                                          # l. 1
+        for j, i in enumerate(rd["clients"]):
+            a = prev[i] if post else phi[i]                     # l. 2
+            cand = list(rd.get("peers", [[]] * len(rd["clients"]))[j]) \
+                + ([i] if own else [])
+            L_a = loss(i, a)
+            r = [zero] * N
+            for n in cand:                                      # l. 3
+                if t.equal_up_to(prev[n], a, tau):
+                    continue
+                d = distance(prev[n], a)
+                num = t.op(L_a, "-", loss(i, prev[n]))
+                t.guards.append(("zero" if num[2] == 0 else "nonzero",
+                                 [num], None))
+                r[n] = zero if num[2] == 0 else t.op(num, "/", d)
+            pos = [n for n in range(N) if r[n][2] > 0]          # l. 4
+            if len(pos) == 1:
+                w = [t.const(1.0) if n in pos else zero for n in range(N)]
+            else:
+                s = total(r[n] for n in pos)
+                w = [t.op(r[n], "/", s) if n in pos else zero
+                     for n in range(N)]
+            out.append((("note", ri, i, None, "weights"), w))
+            if not pos:                                         # l. 5
+                phi[i] = prev[i] if keep else a
+            else:
+                phi[i] = []
+                for p in range(P):
+                    x = a[p]
+                    for n in pos:
+                        e = t.op(prev[n][p], "-", a[p])
+                        x = t.op(x, "+", e if w[n][2] == 1 and
+                                 w[n][0] == w[n][1] else t.op(w[n], "*", e))
+                    phi[i].append(x)
+            out.append((("note", ri, i, None, "phi"), phi[i]))
+            aff[i] = [add(pn, rn if raw else wn)                # l. 8
+                      for pn, rn, wn in zip(aff[i], r, w)]
+            out.append((("note", ri, i, None, "P"), aff[i]))
+            out.append((("client_begin", ri, i, 0, "theta"), phi[i]))
+            v[i] = sgd_steps(t, grad, i, phi[i], rd["batches"][j], eta,  # l. 6
+                             out, ri, "theta")
+            out.append((("client_end", ri, i, None, "theta"), v[i]))
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -2509,6 +2717,8 @@ def replay(spec):
         return pfl_run(spec)
     if name == "apple":
         return apple_run(spec)
+    if name == "fedfomo":
+        return fedfomo_run(spec)
     return pfedme_run(spec)
 
 
@@ -2622,6 +2832,24 @@ def script(vid, bounds=None):
             raise SystemExit(f"make_vectors: {vid}: a guarded value "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of 0 or 1")
+        # fedfomo's equal_up_to: fl(|x − y|) against fl(τ max(|x|, |y|)),
+        # each within a relative 2^-52 of its real value
+        lo, hi = 1 - Fraction(1, 2 ** 52), 1 + Fraction(1, 2 ** 52)
+        if kind == "equal" and not (b[0] + b[1]) * hi <= Fraction(side) * (
+                max(abs(ex[0]), abs(ex[1])) - max(b)) * lo:
+            raise SystemExit(f"make_vectors: {vid}: two equal values "
+                             f"{float(ex[0])} have the bounds {float(b[0]):.3g}"
+                             f" and {float(b[1]):.3g}, beyond τ = "
+                             f"{float(side):.3g} of their scale")
+        gap = abs(ex[0] - ex[1]) - b[0] - b[1] - SQRT_MARGIN \
+            if kind == "apart" else None
+        if kind == "apart" and not (
+                gap > Fraction(1, 2 ** 500) and gap * lo > Fraction(side) * (
+                    max(abs(ex[0]), abs(ex[1])) + max(b) + SQRT_MARGIN) * hi):
+            raise SystemExit(f"make_vectors: {vid}: the values "
+                             f"{float(ex[0])} and {float(ex[1])} are within "
+                             f"τ = {float(side):.3g} of their scale, up to "
+                             "their bounds")
     tol = v["tolerance"]
     atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
     worst = None

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
-(Optim), and APPLE's loss scheduler (apple_lambda).
+(Optim), APPLE's loss scheduler (apple_lambda) and FedFomo's switches
+(fedfomo_run).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -23,7 +24,13 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     (β^t taken as 0); AdamW's decay coupled into d as Adam's;
   * APPLE's λ(r) (apple_lambda): the current round's where
     apple.lambda_round = previous reads the last one; the cosine
-    scheduler where apple.scheduler = exponential.
+    scheduler where apple.scheduler = exponential;
+  * FedFomo (fedfomo_run), each switch read as its default where the
+    vector sets it: the weights added to P where fedfomo.P_update = raw,
+    the anchor where fedfomo.no_positive = keep_current, the client itself
+    a candidate where fedfomo.self = excluded, the l2 distance where it is
+    l1 or the per-tensor sum, and the sample mean where fedfomo.val_loss =
+    batch_mean.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -86,6 +93,17 @@ def first_step_from_zero(orig, self, i, x, d, eta, slot=0, *a, **k):
 def the_other_count(self, *a, **k):
     """Steps counting the other way (rounds for trainings and back)."""
     self.trainings = not self.trainings
+
+
+def switch_default(name):
+    """A wrong fedfomo_run: the switch NAME dropped from the spec (its
+    default read instead)."""
+    def wrong(orig, spec):
+        alg = dict(spec["algorithm"])
+        alg["switches"] = {k: v for k, v in alg.get("switches", {}).items()
+                           if k != name}
+        return orig(dict(spec, algorithm=alg))
+    return wrong
 
 
 def uniform_decay(self):
@@ -166,6 +184,20 @@ CASES = [
      orig(t, hp, dict(sw, **{"apple.scheduler": "cosine"}), ri),
      ["apple/worked-exponential", "apple/worked-official",
       "apple/worked-official-lr-exponential"]),
+    ("FedFomo: P_update = weights", mv, "fedfomo_run",
+     switch_default("fedfomo.P_update"),
+     ["fedfomo/worked-hand-raw", "fedfomo/worked-equal-rounding"]),
+    ("FedFomo: no_positive = anchor", mv, "fedfomo_run",
+     switch_default("fedfomo.no_positive"), ["fedfomo/worked-linear-val-keep"]),
+    ("FedFomo: self = included", mv, "fedfomo_run",
+     switch_default("fedfomo.self"),
+     ["fedfomo/worked-linear-val-excl", "fedfomo/worked-equal-rounding"]),
+    ("FedFomo: distance = l2", mv, "fedfomo_run",
+     switch_default("fedfomo.distance"),
+     ["fedfomo/worked-linear-val-l1", "fedfomo/worked-linear-val-batches"]),
+    ("FedFomo: val_loss = sample_mean", mv, "fedfomo_run",
+     switch_default("fedfomo.val_loss"),
+     ["fedfomo/worked-linear-val-batches"]),
 ]
 
 
