@@ -32,7 +32,8 @@ downloads (apple_run; its exact values, products of products, carried to
 SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
 the quadratic model and on the linear model with validation splits, every
 switch but the ε-greedy choice and the signed affinity update
-(fedfomo_run).  Most take the step sizes' decay across rounds (Steps) and
+(fedfomo_run); FedAMP on the linear model with every switch and its preset
+pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg).  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
@@ -75,11 +76,14 @@ through at most n + 1 roundings):
 with S = sum x_j r_j and T = sum |x_j r_j| of the rounded operands and
 gamma_k = k u / (1 - k u), u = 2^-53; delta is a free variable of the
 script (one per call), and gamma_k is written as an upper bound, a dyadic
-number.  That bound is one of the three steps Gappa does not prove here;
+number.  That bound is one of the four steps Gappa does not prove here;
 the others are libm's pow within one ulp (Adam's bias corrections:
-Trace.pow) and APPLE's λ(r), glibc's cos or pow at a rounded argument
+Trace.pow), APPLE's λ(r), glibc's cos or pow at a rounded argument
 within a bound derived from the argument's error and the function's own
-(APPLE_COS_ABS, APPLE_POW_REL; Trace.libm checks it on this machine).
+(APPLE_COS_ABS, APPLE_POW_REL; Trace.libm checks it on this machine), and
+libm's exp within one ulp of e^x at its rounded argument x (FedAMP's
+attention, Trace.exp_neg, the argument's own error carried in the
+script).
 
     python3 proofs/gappa/make_vectors.py           # write the scripts
     python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
@@ -96,7 +100,7 @@ import os
 import re
 import sys
 from fractions import Fraction
-from math import cos as libm_cos, isqrt, pow as libm_pow
+from math import cos as libm_cos, exp as libm_exp, isqrt, pow as libm_pow
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gappa_common as gc  # noqa: E402
@@ -247,6 +251,20 @@ FEDFOMO = [
     "fedfomo/worked-linear-val-batch-zero",
 ]
 
+# FedAMP's vectors (fedamp_run): the linear model, d = 2 with a bias,
+# every switch and the preset pfllib; e^{−d/σ} from the C library's exp
+# within one ulp, its argument's error carried (Trace.exp_neg)
+FEDAMP = [
+    "fedamp/worked-paper-partial",
+    "fedamp/worked-paper-ld",
+    "fedamp/worked-negative-self",
+    "fedamp/worked-detached",
+    "fedamp/worked-peers-previous",
+    "fedamp/worked-start-own",
+    "fedamp/worked-pfllib",
+    "fedamp/worked-pfllib-ld",
+]
+
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
 # lr.schedule (Steps), plain SGD or torch's SGD (Optim), and a given
@@ -336,7 +354,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO
+] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO + FEDAMP
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -371,7 +389,7 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO)
+} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO) | set(FEDAMP)
 
 
 # the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
@@ -394,6 +412,30 @@ def significant(q):
     e = abs(q.numerator).bit_length() - q.denominator.bit_length()
     scale = Fraction(2) ** (SQRT_BITS - e)
     return Fraction(int(q * scale), 1) / scale
+
+
+def exp_fraction(q, bits=SQRT_BITS + 32):
+    """e^q for a rational q <= 0, as a dyadic Fraction within a relative
+    2^-bits of it: q/2^k (|q/2^k| < 2^-10) in fixed point with PREC
+    fraction bits, its Taylor series (each term truncated: an error below
+    one unit of 2^-PREC per term), then k squarings (each doubling the
+    relative error and adding a unit); PREC = bits + k + 32 + 2|q| leaves
+    room for the squarings and for e^q's own smallness (2^(1.45 q))."""
+    if q > 0:
+        raise ValueError("exp_fraction of a positive argument")
+    k = (int(-q) + 1).bit_length() + 10
+    prec = bits + k + 32 + 2 * int(-q)
+    one = 1 << prec
+    y = -((-q * one) // (1 << k))        # q/2^k, toward zero
+    term, total, n = one, one, 1
+    while term:
+        term = -((-term * y) // (one * n)) if term * y < 0 \
+            else term * y // (one * n)
+        total += term
+        n += 1
+    for _ in range(k):
+        total = total * total >> prec
+    return Fraction(total, one)
 
 
 class Trace:
@@ -538,6 +580,51 @@ class Trace:
         else:
             self.lines.append(f"{r} = {x} + {d} * {gc.gappa_num(bound)};")
         return (r, x, exact)
+
+    def exp_neg(self, a):
+        """exp(−a) of the C library at the rounded a >= 0 (FedAMP's
+        e^{−d/σ}, ref/algorithms/fedamp.c: exp(-d / σ), and fl(−d/σ) =
+        −fl(d/σ)).  Its exact value X = e^{−a} (a the exact argument) is
+        irrational but at a = 0: a free variable of the script, its
+        hypothesis an enclosure of X three 2^-(SQRT_BITS + 8) of it wide
+        about exp_fraction's value (within 2^-(SQRT_BITS + 32) of X), and its
+        Fraction carried to SQRT_BITS bits (Trace.approx).  The rounded
+        value is X e^{−h} (1 + δ₁ 2^-52), h = â − a, the argument's error,
+        written as X (1 − h + δ₂ h²) (1 + δ₁ 2^-52), δ₁, δ₂ free in [−1,
+        1]: Taylor's remainder of e^{−h} is (h²/2) e^{−ξ}, |ξ| <= |h|, at
+        most h² when |h| <= 1/2, which the guard "taylor" requires of a's
+        proved bound; and 2^-52, one ulp, is the trust in glibc's exp (the
+        same trust as pow's, Trace.pow), checked here against this machine's exp at the double nearest the
+        exact argument (the replay has not the C's rounded one)."""
+        if a[2] < 0:
+            raise ValueError("exp_neg of a negative argument")
+        if a[2] == 0 and a[0] == a[1]:
+            return self.const(1.0)
+        near = Fraction(float(a[2]))
+        want = exp_fraction(-near)
+        if abs(Fraction(libm_exp(-float(near))) - want) > want * POW_REL:
+            raise SystemExit(f"make_vectors: exp({-float(near)}) is not "
+                             "within one ulp of e^x")
+        x, r = self.fresh("x"), self.fresh("r")
+        d1, d2, h = self.fresh("delta"), self.fresh("delta"), self.fresh("h")
+        self.hyp += [f"{d1} in [-1, 1]", f"{d2} in [-1, 1]"]
+        if a[2] == 0:
+            ex = Fraction(1)
+            self.lines.append(f"{x} = 1;")
+        else:
+            ex = exp_fraction(-a[2])
+            step = Fraction(2) ** (ex.numerator.bit_length()
+                                   - ex.denominator.bit_length()
+                                   - SQRT_BITS - 8)
+            lo, hi = (ex - step) // step * step, -((-ex - step) // step) * step
+            self.hyp.append(f"{x} in [{gc.gappa_num(lo)}, "
+                            f"{gc.gappa_num(hi)}]")
+            self.approx.add(r)
+        self.lines.append(f"{h} = {a[0]} - {a[1]};")
+        self.lines.append(f"{r} = {x} * (1 - {h} + {d2} * {h} * {h}) * "
+                          f"(1 + {d1} * {gc.gappa_num(POW_REL)});")
+        self.guards.append(("taylor", [a], None))
+        return (r, x, significant(ex) if a[2] else ex)
 
     def below_one(self, a):
         """The branch a < 1 of ref/engine/optim.c's clip_by_norm (`if
@@ -701,6 +788,13 @@ def accumulate(t, acc, c, x):
     term = [t.op(c, "*", xp) for xp in x]
     return term if acc is None else \
         [t.op(a, "+", b) for a, b in zip(acc, term)]
+
+
+def prox_direction(t, g, mu, x, ref):
+    """d = g + μ (x − ref), entry by entry (prox_block_step of
+    ref/engine/sgd.c: d = g_p, d += μ fl(x_p − ref_p))."""
+    return [t.op(gp, "+", t.op(mu, "*", t.op(xp, "-", rp)))
+            for gp, xp, rp in zip(g, x, ref)]
 
 
 def sgd_steps(t, grad, k, x, batches, eta, out, rnd, name, opt=None):
@@ -1417,8 +1511,7 @@ def fedprox_run(spec):
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(k, wl, batch)
                 if mu_v != 0.0:
-                    g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
-                         for gp, x, r in zip(g, wl, w_t)]
+                    g = prox_direction(t, g, mu, wl, w_t)
                 wl = opt.step(k, wl, g, eta)
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
             out.append((("client_end", ri, k, None, "w_local"), wl))
@@ -1465,8 +1558,7 @@ def finetune_run(spec):
         for q in range(len(spec["schedule"]["post"][i])):
             g = quadratic_grad(t, A, C, th)
             if mu_ft != 0.0:
-                g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
-                     for gp, x, r in zip(g, th, w)]
+                g = prox_direction(t, g, mu, th, w)
             th = [t.op(x, "-", t.op(eta_ft, "*", gp))
                   for x, gp in zip(th, g)]
             out.append((("step", None, i, q + 1, "theta"), th))
@@ -2683,6 +2775,91 @@ def fedfomo_run(spec):
     return t, out
 
 
+def fedamp_run(spec):
+    """[(record key, [value per entry])] of a FedAMP run (Huang et al.
+    2021, Alg. 1 with A(x) = 1 − e^{−x/σ}; ref/algorithms/fedamp.c) on the
+    quadratic or the linear model (model_setup), every switch and the
+    preset pfllib, the steps decayed across rounds or not (Steps):
+
+      round start   w_j^{k−1} <- w_j for every j                  (l. 2)
+      participant i per peer j ≠ i (every client, or under peers =
+                    previous the last round's participants), ascending:
+                      d = Σ_p fl(e_p e_p) from 0, e = w_i − w_j
+                      ξ_ij = fl(α_k fl(exp(−fl(d/σ)) / σ))  (Trace.exp_neg)
+                    ξ_ii = 1 − Σ_{j≠i} ξ_ij (the sum from 0)       (l. 3)
+                    u_p = Σ_j fl(ξ_ij w_j,p), j ascending from 0   (l. 3)
+                    w <- u (start = own: w_i^{k−1}); per batch b, g =
+                    ∇F_i(w; b), d = g + fl(λ/α_k)(w − u) (prox =
+                    detached: d = g); w <- w − η d (prox_block_step)  (l. 5)
+      round end     the participants are the next round's uploads
+
+    Adding a 0 (a ξ_ij = 0 off the peers, its product with w_j) is exact
+    and left out of the script."""
+    hp, sw, preset = accepted(
+        spec, "fedamp", {"eta", "fedamp.alpha_k", "fedamp.lambda",
+                         "fedamp.sigma"},
+        {"fedamp.peers", "fedamp.start", "fedamp.prox"}, (None, "pfllib"),
+        "eta, α_k, λ, σ, every switch and the preset pfllib", lr=True)
+    if preset == "pfllib":
+        sw = dict({"fedamp.peers": "previous", "fedamp.start": "own",
+                   "fedamp.prox": "detached"}, **sw)
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    eta0 = t.const(hp["eta"])
+    alpha, sigma = t.const(hp["fedamp.alpha_k"]), t.const(hp["fedamp.sigma"])
+    steps = Steps(t, hp, sw, preset == "pfllib")
+    previous = sw.get("fedamp.peers", "all") == "previous"
+    own = sw.get("fedamp.start", "message") == "own"
+    mu = None if sw.get("fedamp.prox", "squared") == "detached" else \
+        t.op(t.const(hp["fedamp.lambda"]), "/", alpha)
+    zero, one = t.const(0.0), t.const(1.0)
+    w = [given_init(t, spec, P)] * N
+    uploaded = set()
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        prev = list(w)                                          # l. 2
+        for j, i in enumerate(rd["clients"]):
+            xi, others = [zero] * N, zero                       # l. 3
+            for q in range(N):
+                if q == i or (previous and q not in uploaded):
+                    continue
+                d = zero
+                for xp, yp in zip(prev[i], prev[q]):
+                    e = t.op(xp, "-", yp)
+                    d = t.op(d, "+", t.op(e, "*", e))
+                E = t.exp_neg(t.op(d, "/", sigma))
+                xi[q] = t.op(alpha, "*", t.op(E, "/", sigma))
+                others = t.op(others, "+", xi[q])
+            xi[i] = t.op(one, "-", others)
+            out.append((("note", ri, i, None, "xi"), xi))
+            u = []
+            for p in range(P):
+                x = zero
+                for q in range(N):
+                    if xi[q][0] != "0":
+                        x = t.op(x, "+", t.op(xi[q], "*", prev[q][p]))
+                u.append(x)
+            out.append((("note", ri, i, None, "u"), u))
+            wl = prev[i] if own else u                          # l. 5
+            out.append((("client_begin", ri, i, 0, "w_i"), wl))
+            eta = steps.of(eta0, ri, i)
+            for b, batch in enumerate(rd["batches"][j]):
+                g = grad(i, wl, batch)
+                if mu is not None:
+                    g = prox_direction(t, g, mu, wl, u)
+                wl = [t.op(x, "-", t.op(eta, "*", gp))
+                      for x, gp in zip(wl, g)]
+                out.append((("step", ri, i, b + 1, "w_i"), wl))
+            out.append((("client_end", ri, i, None, "w_i"), wl))
+            w[i] = wl
+        uploaded = set(rd["clients"])
+        steps.round_end(rd["clients"])
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), w[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -2719,6 +2896,8 @@ def replay(spec):
         return apple_run(spec)
     if name == "fedfomo":
         return fedfomo_run(spec)
+    if name == "fedamp":
+        return fedamp_run(spec)
     return pfedme_run(spec)
 
 
@@ -2823,6 +3002,9 @@ def script(vid, bounds=None):
             raise SystemExit(f"make_vectors: {vid}: a clipping coefficient "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of 1")
+        if kind == "taylor" and not b[0] <= Fraction(1, 2):
+            raise SystemExit(f"make_vectors: {vid}: an argument of exp has "
+                             f"the bound {float(b[0]):.3g}, above 1/2")
         if kind == "zero" and not (ex[0] == 0 and b[0] == 0):
             raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
                              f"0 has the bound {float(b[0]):.3g}, not 0")

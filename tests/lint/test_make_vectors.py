@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
-(Optim), APPLE's loss scheduler (apple_lambda) and FedFomo's switches
-(fedfomo_run).
+(Optim), APPLE's loss scheduler (apple_lambda) and FedFomo's and FedAMP's
+switches (fedfomo_run, fedamp_run).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -30,7 +30,10 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     the anchor where fedfomo.no_positive = keep_current, the client itself
     a candidate where fedfomo.self = excluded, the l2 distance where it is
     l1 or the per-tensor sum, and the sample mean where fedfomo.val_loss =
-    batch_mean.
+    batch_mean;
+  * FedAMP (fedamp_run), likewise: every client a peer where fedamp.peers
+    = previous, the message as the start where fedamp.start = own, the
+    proximal term where fedamp.prox = detached.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -96,8 +99,8 @@ def the_other_count(self, *a, **k):
 
 
 def switch_default(name):
-    """A wrong fedfomo_run: the switch NAME dropped from the spec (its
-    default read instead)."""
+    """A wrong replay (fedfomo_run, fedamp_run): the switch NAME dropped
+    from the spec (its default read instead)."""
     def wrong(orig, spec):
         alg = dict(spec["algorithm"])
         alg["switches"] = {k: v for k, v in alg.get("switches", {}).items()
@@ -116,12 +119,12 @@ CASES = [
     ("Steps: no decay", mv.Steps, "of",
      lambda orig, self, base, *a, **k: base,
      ["fedavg/worked-lr-exponential", "fedavg/worked-lr-step",
-      "pfedme/worked-linear-decay-paper"]),
+      "pfedme/worked-linear-decay-paper", "fedamp/worked-paper-ld"]),
     ("Steps: rounds for trainings", mv.Steps, "__init__",
      lambda orig, self, *a, **k: (orig(self, *a, **k),
                                   the_other_count(self))[0],
      ["fedavg/worked-lr-per-client", "local/worked-pfllib-decay",
-      "scaffold/worked-linear-pfllib"]),
+      "scaffold/worked-linear-pfllib", "fedamp/worked-pfllib-ld"]),
     ("Steps: one train() call", mv.Steps, "of",
      lambda orig, self, base, ri, i, call=0, calls=1:
      orig(self, base, ri, i, 0, 1),
@@ -198,6 +201,12 @@ CASES = [
     ("FedFomo: val_loss = sample_mean", mv, "fedfomo_run",
      switch_default("fedfomo.val_loss"),
      ["fedfomo/worked-linear-val-batches"]),
+    ("FedAMP: peers = all", mv, "fedamp_run",
+     switch_default("fedamp.peers"), ["fedamp/worked-peers-previous"]),
+    ("FedAMP: start = message", mv, "fedamp_run",
+     switch_default("fedamp.start"), ["fedamp/worked-start-own"]),
+    ("FedAMP: prox = squared", mv, "fedamp_run",
+     switch_default("fedamp.prox"), ["fedamp/worked-detached"]),
 ]
 
 
