@@ -33,15 +33,20 @@ SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
 the quadratic model and on the linear model with validation splits, every
 switch but the ε-greedy choice and the signed affinity update
 (fedfomo_run); FedAMP on the linear model with every switch and its preset
-pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg).  Most take the step sizes' decay across rounds (Steps) and
+pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg); CFL on the quadratic and
+the linear model with both bipartitions, both cluster weights and the
+guards (cfl_run; Algorithm 1 itself on the exact similarities,
+cfl_bipartition).  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
 estimate, the conjugate-gradient loop's tests, the clipping test,
-FedFomo's equality up to rounding and the signs of its loss differences)
-are Trace.clip01, Trace.argmin, the guards of prox_point_1d,
-Trace.below_one, Trace.equal_up_to and fedfomo_run's "zero"/"nonzero",
-checked in script().
+FedFomo's equality up to rounding and the signs of its loss differences,
+CFL's threshold tests, the order of its norms and similarities, zero
+updates and clamping) are Trace.clip01, Trace.argmin, the guards of
+prox_point_1d, Trace.below_one, Trace.equal_up_to, fedfomo_run's
+"zero"/"nonzero" and cfl_run's "lt", "le" and "unit", checked in
+script().
 FedAvg on a linear model (fedavg_rounds: d features, an optional bias b,
 the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
 docs/models.md), whose operations in the C are (sgd_steps for a step):
@@ -202,7 +207,11 @@ SPREAD = [
 # difference (δ = 0.001), nor what damps the clipping coefficient's error
 # through Nesterov's look-ahead and SCAFFOLD's 1/(K η_l), nor the
 # optimizer's state through Per-FedAvg's Hessian product, nor Adam's
-# normalised step through SCAFFOLD's 1/(K η_l) and Per-FedAvg's meta step.
+# normalised step through SCAFFOLD's 1/(K η_l) and Per-FedAvg's meta step;
+# and a vector whose guard fails: CFL's nested split, whose second round
+# has two similarities exactly −1, a tie Algorithm 1 breaks by position,
+# computed from updates with nonzero proved bounds (cfl_run's guard "le"
+# cannot show the rounded ones equal).
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -211,6 +220,7 @@ REPLAYED = [
     "optim/perfedavg-nesterov-clip-step-server",
     "optim/perfedavg-adamw-personal-client",
     "perfedavg/worked-linear-momentum-decay-client",
+    "cfl/worked-nested-split",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -263,6 +273,28 @@ FEDAMP = [
     "fedamp/worked-start-own",
     "fedamp/worked-pfllib",
     "fedamp/worked-pfllib-ld",
+]
+
+# CFL's vectors (cfl_run): the quadratic model and the linear model, both
+# bipartitions and cluster weights, the guards; the norms' and cosines'
+# square roots, every decision a guard on the rounded values
+CFL = [
+    "cfl/worked-boundary-eps1",
+    "cfl/worked-boundary-eps2",
+    "cfl/worked-boundary-gamma",
+    "cfl/worked-boundary-min-size",
+    "cfl/worked-boundary-tie-complete-linkage",
+    "cfl/worked-boundary-tie-order",
+    "cfl/worked-boundary-tie-zero-update",
+    "cfl/worked-counterexample-complete-linkage",
+    "cfl/worked-counterexample-optimal",
+    "cfl/worked-linear-minibatch",
+    "cfl/worked-seed003",
+    "cfl/worked-seed003-gamma",
+    "cfl/worked-seed003-samples",
+    "cfl/worked-spread-complete-linkage-samples",
+    "cfl/worked-thresholds-min-size",
+    "cfl/worked-thresholds-warmup-drawn",
 ]
 
 # The vectors whose run is these kernels alone: the replays above on the
@@ -354,7 +386,7 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO + FEDAMP
+] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO + FEDAMP + CFL
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -389,7 +421,8 @@ ENCLOSURE = {
     "perfedavg/worked-linear-minibatch-exact",
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
-} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO) | set(FEDAMP)
+} | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO) | set(FEDAMP) \
+    | set(CFL)
 
 
 # the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
@@ -456,6 +489,29 @@ class Trace:
         # exact value (after a square root, Trace.sqrt), each carried to
         # SQRT_BITS significant bits so that the Fractions stay small
         self.approx = set()
+        # each rounded name's operation and operands (op, sqrt) and each
+        # name's Fraction, for Trace.same
+        self.defs = {}
+        self.exact = {}
+
+    def same(self, a, b, bound):
+        """True when the rounded names A and B are one double: the same
+        operations (+ and * with their operands in either order: IEEE 754
+        rounds both orders alike) on operands that are one double, down to
+        constants and to values whose proved bound BOUND(name) is 0 (then
+        the rounded value is its exact one)."""
+        def canon(r):
+            if r not in self.approx and r in self.exact and (
+                    r not in self.defs or bound(r) == 0):
+                return ("value", self.exact[r])
+            if r not in self.defs:
+                return ("name", r)
+            o, *args = self.defs[r]
+            ks = [canon(q) for q in args]
+            if o in ("+", "*"):
+                ks.sort(key=repr)
+            return (o, *ks)
+        return canon(a) == canon(b)
 
     def fresh(self, p):
         self.n += 1
@@ -467,6 +523,7 @@ class Trace:
             else None
         if s is None:
             raise ValueError(f"{v} is not a double")
+        self.exact[s] = f
         return (s, s, f)
 
     def op(self, a, o, b):
@@ -479,6 +536,8 @@ class Trace:
         if a[0] in self.approx or b[0] in self.approx:
             self.approx.add(r)
             ex = significant(ex)
+        self.defs[r] = (o, a[0], b[0])
+        self.exact[r] = ex
         return (r, x, ex)
 
     def clip01(self, a):
@@ -521,6 +580,10 @@ class Trace:
         s = q * Fraction(4) ** k
         root = Fraction(isqrt(s.numerator // s.denominator)) \
             / Fraction(2) ** k
+        self.defs[r] = ("sqrt", a[0])
+        self.exact[r] = root
+        if root * root == q and a[0] not in self.approx:
+            return (r, x, root)         # a dyadic square: exact
         self.approx.add(r)
         return (r, x, significant(root))
 
@@ -2860,6 +2923,251 @@ def fedamp_run(spec):
     return t, out
 
 
+def cfl_bipartition(alpha, m, method):
+    """Algorithm 1's sides of items 0..m−1 (side 1: c₂), decided on the
+    exact similarities ALPHA[a][b] (Fractions) as ref/engine/cluster.c
+    decides it on the rounded ones; the replay's guard "le"/"lt" on every
+    two of them (cfl_run) makes both decisions one.
+      optimal           the maximum spanning tree under the order (α
+                        descending, then the upper-triangle position a·m +
+                        b ascending), less its last edge in that order
+                        (Kruskal's last merge): side 1 the part without
+                        item 0
+      complete_linkage  merge the two clusters whose least similar pair
+                        is the most similar (ties: the first pair of reps A
+                        < B in the scan), L(A ∪ B, C) = min(L(A, C), L(B,
+                        C)), until two remain; side 1 the cluster without
+                        item 0"""
+    edges = sorted(((a, b) for a in range(m) for b in range(a + 1, m)),
+                   key=lambda e: (-alpha[e[0]][e[1]], e[0] * m + e[1]))
+    if method == "optimal":
+        comp = list(range(m))
+        tree = []
+        for a, b in edges:
+            if comp[a] != comp[b]:
+                tree.append((a, b))
+                old = comp[b]
+                comp = [comp[a] if c == old else c for c in comp]
+        a, b = tree[-1]                 # the last tree edge in the order
+        comp = list(range(m))
+        for x, y in tree[:-1]:
+            old = comp[y]
+            comp = [comp[x] if c == old else c for c in comp]
+        return [int(comp[v] != comp[0]) for v in range(m)]
+    rep = list(range(m))
+    L = {(a, b): alpha[a][b] for a, b in edges}
+    for _ in range(m - 2):
+        best = None
+        for A in range(m):
+            for B in range(A + 1, m):
+                if rep[A] == A and rep[B] == B and (
+                        best is None or L[A, B] > L[best]):
+                    best = (A, B)
+        A, B = best
+        for C in range(m):
+            if rep[C] == C and C not in (A, B):
+                lb, la = L[min(B, C), max(B, C)], L[min(A, C), max(A, C)]
+                L[min(A, C), max(A, C)] = lb if lb < la else la
+        rep = [A if r == B else r for r in rep]
+    return [int(rep[v] != rep[0]) for v in range(m)]
+
+
+def cfl_run(spec):
+    """[(record key, [value per entry])] of a CFL run (Sattler, Müller,
+    Samek 2021, Alg. 5 with Alg. 1; ref/algorithms/cfl.c) on the quadratic
+    model or the linear model with a squared loss (model_setup), plain
+    SGD, both bipartitions, both cluster weights, the guards min size and
+    warm-up:
+
+      client i      θ <- θ_i; sgd_steps with η; Δθ_i = fl(θ_p − θ_i,p)
+      cluster c     members ascending; w_i = fl(1/|c|) or fl(n_i/|D_c|);
+      (labels 0..K−1)  Δθ_c = Σ w_i Δθ_i (pflref_accumulate from 0);
+                    ‖x‖ = √ of Σ_p fl(x_p x_p) from 0 (norm2); the
+                    largest ‖Δθ_i‖ (guard "max": its bound widened to
+                    those of the norms that may round above it); the tests
+                    ‖Δθ_c‖ < ε₁ and max > ε₂ each a guard "lt" or "le"
+                    (only those the outcome needs: none when |c| < 2, the
+                    minimum size or the warm-up decides it)
+      split test    α_ab = fl(dot / fl(√na √nb)), the sums from 0 in p
+                    order (pflref_cluster_similarity; its scaling of each
+                    vector by 2^−e, e the exponent of its largest entry, is
+                    exact and commutes with every rounding while no value
+                    is subnormal, which the replay checks: the script
+                    computes unscaled), α_ab = 0 when either vector is 0
+                    (guards "zero"/"nonzero"); every two upper-triangle α
+                    ordered alike rounded and exact (guards "lt", "le": the
+                    bipartition and α_max^cross compare only them,
+                    cfl_bipartition); clamping α to [−1, 1], which holds
+                    the exact α, moves a rounded α toward it, so each
+                    proved bound and the order guards hold for the clamped
+                    values, and it does not act on α_max^cross (guard
+                    "unit"), the one α computed with; split iff γ_max <
+                    fl(√fl(fl(1 − α_max^cross)/2)) (a guard)
+      partition     c₂ labelled K, K + 1, ...; then relabelled by smallest
+                    member
+      update        θ_i <- θ_i + 1.0 Δθ_c over the new partition"""
+    hp, sw, _ = accepted(
+        spec, "cfl", ({"eta", "eps1", "eps2", "gamma_max"},
+                      {"cfl.min_cluster_size", "cfl.warmup"}),
+        {"cfl.bipartition", "cfl.cluster_weights"},
+        what="plain SGD, eta, eps1, eps2, gamma_max and the guards")
+    method = sw.get("cfl.bipartition", "optimal")
+    by_samples = sw.get("cfl.cluster_weights", "uniform") == "samples"
+    min_size = int(hp.get("cfl.min_cluster_size", 0))
+    warmup = int(hp.get("cfl.warmup", 0))
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    N = len(nk)
+    eta = t.const(hp["eta"])
+    eps1, eps2 = t.const(hp["eps1"]), t.const(hp["eps2"])
+    gmax = t.const(hp["gamma_max"])
+    one, two, zero = t.const(1.0), t.const(2.0), t.const(0.0)
+
+    def total(xs):                      # the C's sum from 0.0, in order
+        xs = list(xs)
+        s = xs[0]
+        for x in xs[1:]:
+            s = t.op(s, "+", x)
+        return s
+
+    def compare(a, b):                  # the C's a < b, decided exactly
+        below = a[2] < b[2]
+        t.guards.append(("lt", [a, b], None) if below
+                        else ("le", [b, a], None))
+        return below
+
+    def norm(x):
+        return t.sqrt(total(t.op(xp, "*", xp) for xp in x))
+
+    def update(members, d):             # Δθ_c (cluster_update)
+        D_c = sum(nk[i] for i in members)
+        acc = None
+        for i in members:
+            w = t.exact_ratio(nk[i], D_c) if by_samples \
+                else t.exact_ratio(1, len(members))
+            acc = accumulate(t, acc, w, d[i])
+        return acc
+
+    def moderate(x):
+        # the similarity's scaling is exact (cfl_run's docstring): every
+        # entry 0 or of a magnitude in [2^-100, 2^100]
+        for xp in x:
+            if xp[2] and not Fraction(1, 2 ** 100) <= abs(xp[2]) \
+                    <= 2 ** 100:
+                raise SystemExit("make_vectors: an update entry outside "
+                                 "[2^-100, 2^100]")
+
+    def similarity(members, d):
+        m = len(members)
+        zero_row = []
+        for i in members:
+            moderate(d[i])
+            if all(xp[2] == 0 for xp in d[i]):
+                for xp in d[i]:
+                    t.guards.append(("zero", [xp], None))
+                zero_row.append(True)
+            else:
+                big = max(d[i], key=lambda xp: abs(xp[2]))
+                t.guards.append(("nonzero", [big], None))
+                zero_row.append(False)
+        alpha = [[one if a == b else None for b in range(m)]
+                 for a in range(m)]
+        for a in range(m):
+            for b in range(a + 1, m):
+                if zero_row[a] or zero_row[b]:
+                    ab = zero
+                else:
+                    x, y = d[members[a]], d[members[b]]
+                    dot = total(t.op(u, "*", v) for u, v in zip(x, y))
+                    ab = t.op(dot, "/", t.op(norm(x), "*", norm(y)))
+                alpha[a][b] = alpha[b][a] = ab
+        upper = sorted((alpha[a][b] for a in range(m)
+                        for b in range(a + 1, m)), key=lambda v: v[2])
+        for lo, hi in zip(upper, upper[1:]):
+            if lo[0] == hi[0]:          # one value (a constant)
+                continue
+            if lo[2] < hi[2]:
+                t.guards.append(("lt", [lo, hi], None))
+            else:                       # equal: both exact
+                t.guards += [("le", [lo, hi], None), ("le", [hi, lo], None)]
+        return alpha
+
+    v = [given_init(t, spec, P)] * N
+    label = [0] * N
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        if sorted(rd["clients"]) != list(range(N)):
+            raise SystemExit("make_vectors: a cfl round without every "
+                             "client")
+        d = [None] * N
+        for j, i in enumerate(rd["clients"]):
+            out.append((("client_begin", ri, i, 0, "theta"), v[i]))
+            x = sgd_steps(t, grad, i, v[i], rd["batches"][j], eta, out, ri,
+                          "theta")
+            d[i] = [t.op(xp, "-", vp) for xp, vp in zip(x, v[i])]
+            out.append((("client_end", ri, i, None, "dtheta"), d[i]))
+        K = max(label) + 1
+        nxt = K
+        new = list(label)
+        for c in range(K):
+            members = [i for i in range(N) if label[i] == c]
+            rep = members[0]
+            norm_c = norm(update(members, d))
+            norms = [norm(d[i]) for i in members]
+            top = max(range(len(members)), key=lambda a: (norms[a][2], -a))
+            t.guards.append(("max", [norms[top]] + norms[:top]
+                             + norms[top + 1:], None))
+            out.append((("note", ri, rep, None, "norm_dtheta_c"), [norm_c]))
+            out.append((("note", ri, rep, None, "max_norm_dtheta"),
+                        [norms[top]]))
+            m = len(members)
+            if m < 2 or (min_size and m < min_size) or ri < warmup:
+                continue
+            if not compare(norm_c, eps1) or not compare(eps2, norms[top]):
+                continue
+            alpha = similarity(members, d)
+            for a, i in enumerate(members):
+                out.append((("note", ri, i, None, "similarity"), alpha[a]))
+            side = cfl_bipartition([[x[2] for x in row] for row in alpha],
+                                   m, method)
+            for part, name in ((0, "c1"), (1, "c2")):
+                out.append((("note", ri, rep, None, name),
+                            [t.const(float(i)) for a, i in enumerate(members)
+                             if side[a] == part]))
+            cross = max((alpha[a][b] for a in range(m)
+                         for b in range(a + 1, m) if side[a] != side[b]),
+                        key=lambda x: x[2])
+            out.append((("note", ri, rep, None, "alpha_cross"), [cross]))
+            t.guards.append(("unit", [cross], None))
+            s = t.sqrt(t.op(t.op(one, "-", cross), "/", two))
+            split = compare(gmax, s)
+            out.append((("note", ri, rep, None, "split"),
+                        [t.const(1.0 if split else 0.0)]))
+            if split:
+                for a, i in enumerate(members):
+                    if side[a]:
+                        new[i] = nxt
+                nxt += 1
+        order = []                                  # relabel
+        for i in range(N):
+            if new[i] not in order:
+                order.append(new[i])
+        label = [order.index(new[i]) for i in range(N)]
+        out.append((("note", ri, None, None, "partition"),
+                    [t.const(float(c)) for c in label]))
+        for c in range(len(order)):
+            members = [i for i in range(N) if label[i] == c]
+            acc = update(members, d)
+            out.append((("note", ri, members[0], None, "dtheta_c"), acc))
+            for i in members:
+                v[i] = accumulate(t, v[i], one, acc)
+        for i in range(N):
+            out.append((("client_end", ri, i, None, "v"), v[i]))
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -2898,6 +3206,8 @@ def replay(spec):
         return fedfomo_run(spec)
     if name == "fedamp":
         return fedamp_run(spec)
+    if name == "cfl":
+        return cfl_run(spec)
     return pfedme_run(spec)
 
 
@@ -2984,8 +3294,22 @@ def script(vid, bounds=None):
     if len(bounds) != len(pairs):
         raise ValueError(f"{len(bounds)} stated bounds for {len(pairs)} "
                          "goals")
+    def proved(r):                      # r's proved bound, if a goal's
+        return next((bounds[k] for k, (pr, _) in enumerate(pairs)
+                     if pr == r), None)
     for kind, vals, side in t.guards:   # the rounded values' branch
         b = [bounds[pairs.index((r, x))] for r, x, _ in vals]
+        if kind == "max":
+            # the C's max_a fl(v_a), decided on rounded values, is some
+            # fl(v_a) >= fl(v_0), v_0 the exact largest: then fl(v_a) <=
+            # v_a + b_a <= v_0 + b_a and fl(v_a) >= v_0 − b_0, so its error
+            # is below max(b_0, b_a); a v_a below v_0 by more than both
+            # bounds is never it.  The bound of v_0 becomes the largest.
+            ex = [e for _, _, e in vals]
+            bounds[pairs.index(vals[0][:2])] = max(
+                [b[0]] + [bk for e, bk in zip(ex[1:], b[1:])
+                          if not ex[0] - e - b[0] - bk - SQRT_MARGIN > 0])
+            continue
         ex = [e for _, _, e in vals]
         tie = side == "tie" and ex[1] == ex[0] and b[0] == b[1] == 0
         if kind == "order" and not (ex[1] - ex[0] > b[0] + b[1] or tie):
@@ -3005,6 +3329,26 @@ def script(vid, bounds=None):
         if kind == "taylor" and not b[0] <= Fraction(1, 2):
             raise SystemExit(f"make_vectors: {vid}: an argument of exp has "
                              f"the bound {float(b[0]):.3g}, above 1/2")
+        # cfl_run's comparisons: rounded a < b ("lt"), a <= b ("le": or
+        # equal, both exact or one double, Trace.same), and a similarity
+        # that clamping leaves alone
+        exact = [r not in t.approx and bb == 0 for (r, _, _), bb in
+                 zip(vals, b)]
+        if kind in ("lt", "le") and not (
+                ex[1] - ex[0] - b[0] - b[1] - SQRT_MARGIN > 0
+                or kind == "le" and ex[0] == ex[1] and (
+                    all(exact) or t.same(vals[0][0], vals[1][0], proved))):
+            raise SystemExit(f"make_vectors: {vid}: the values "
+                             f"{float(ex[0])} and {float(ex[1])} are not "
+                             "ordered beyond their bounds "
+                             f"{float(b[0]):.3g} and {float(b[1]):.3g}")
+        if kind == "unit" and not (
+                -1 <= ex[0] - b[0] - SQRT_MARGIN
+                and ex[0] + b[0] + SQRT_MARGIN <= 1
+                or exact[0] and abs(ex[0]) <= 1):
+            raise SystemExit(f"make_vectors: {vid}: a similarity "
+                             f"{float(ex[0])} is within its bound "
+                             f"{float(b[0]):.3g} of ±1")
         if kind == "zero" and not (ex[0] == 0 and b[0] == 0):
             raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
                              f"0 has the bound {float(b[0]):.3g}, not 0")

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
-(Optim), APPLE's loss scheduler (apple_lambda) and FedFomo's and FedAMP's
-switches (fedfomo_run, fedamp_run).
+(Optim), APPLE's loss scheduler (apple_lambda), FedFomo's and FedAMP's
+switches (fedfomo_run, fedamp_run) and CFL's (cfl_run).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -33,7 +33,11 @@ vector of VECTORS and REPLAYED replays with the rules as written:
     batch_mean;
   * FedAMP (fedamp_run), likewise: every client a peer where fedamp.peers
     = previous, the message as the start where fedamp.start = own, the
-    proximal term where fedamp.prox = detached.
+    proximal term where fedamp.prox = detached;
+  * CFL (cfl_run, cfl_bipartition): Algorithm 1 where the vector sets
+    complete linkage and the reverse, uniform cluster weights where it
+    sets samples, and the guards cfl.min_cluster_size and cfl.warmup
+    dropped.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -99,12 +103,23 @@ def the_other_count(self, *a, **k):
 
 
 def switch_default(name):
-    """A wrong replay (fedfomo_run, fedamp_run): the switch NAME dropped
-    from the spec (its default read instead)."""
+    """A wrong replay (fedfomo_run, fedamp_run, cfl_run): the switch NAME
+    dropped from the spec (its default read instead)."""
     def wrong(orig, spec):
         alg = dict(spec["algorithm"])
         alg["switches"] = {k: v for k, v in alg.get("switches", {}).items()
                            if k != name}
+        return orig(dict(spec, algorithm=alg))
+    return wrong
+
+
+def hyper_dropped(name):
+    """A wrong replay (cfl_run): the hyperparameter NAME dropped from the
+    spec (the guard it sets off)."""
+    def wrong(orig, spec):
+        alg = dict(spec["algorithm"])
+        alg["hyperparameters"] = {k: v for k, v in
+                                  alg["hyperparameters"].items() if k != name}
         return orig(dict(spec, algorithm=alg))
     return wrong
 
@@ -207,6 +222,25 @@ CASES = [
      switch_default("fedamp.start"), ["fedamp/worked-start-own"]),
     ("FedAMP: prox = squared", mv, "fedamp_run",
      switch_default("fedamp.prox"), ["fedamp/worked-detached"]),
+    ("CFL: bipartition = optimal", mv, "cfl_run",
+     switch_default("cfl.bipartition"),
+     ["cfl/worked-counterexample-complete-linkage",
+      "cfl/worked-boundary-tie-complete-linkage"]),
+    ("CFL: cluster_weights = uniform", mv, "cfl_run",
+     switch_default("cfl.cluster_weights"),
+     ["cfl/worked-seed003-samples",
+      "cfl/worked-spread-complete-linkage-samples"]),
+    ("CFL: no minimum cluster size", mv, "cfl_run",
+     hyper_dropped("cfl.min_cluster_size"),
+     ["cfl/worked-thresholds-min-size"]),
+    ("CFL: no warm-up", mv, "cfl_run", hyper_dropped("cfl.warmup"),
+     ["cfl/worked-thresholds-warmup-drawn"]),
+    ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
+     lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
+     ["cfl/worked-counterexample-optimal"]),
+    ("CFL: complete linkage as Algorithm 1", mv, "cfl_bipartition",
+     lambda orig, alpha, m, method: orig(alpha, m, "optimal"),
+     ["cfl/worked-counterexample-complete-linkage"]),
 ]
 
 
