@@ -76,6 +76,25 @@ TOL = {
              "margin above 1e-3, and every flagged bug moves some value by more "
              "than 1e3 times the tolerance.",
 }
+# The boundary vectors and the nested split: their decisions sit exactly on
+# a threshold or on a tie, so TOL's margin does not hold for them.
+TOL_EXACT = {
+    "atol": 1e-14,
+    "rtol": 1e-13,
+    "basis": "fp64 reference in fixed order against exact rationals (updates, "
+             "models) and 60-digit square roots (cosines, norms): one local step "
+             "per client and round on dyadic values of magnitude below 2, each "
+             "cosine a few roundings (a dot product of P = 2 terms, two square "
+             "roots, one division), so every recorded value is within a few ulps "
+             "of the exact one; the decision the vector is built on sits exactly "
+             "on its threshold or on a tie, between values that fp64 computes "
+             "exactly on these dyadic updates or as one double (proved for the "
+             "boundary vectors by proofs/gappa/vectors/cfl__*.g; the nested "
+             "split's ties, equal updates and cosines of exactly ±1, are exact "
+             "in fp64 too), every other decision has a margin above 1e-3, and "
+             "every flagged bug moves some value by more than 1e3 times the "
+             "tolerance.",
+}
 MODEL = {"kind": "quadratic", "d": 2}
 SEED_C = [[1.0, 0.0], [0.8, 0.2], [-1.0, 0.0], [-0.9, -0.1]]
 SEED_N = [100, 300, 100, 300]
@@ -258,7 +277,7 @@ def nested():
                 nested_checks,
                 f"{NOTES} §1.7 (recursion) and §1.9 (issue felisat/clustered-federated-"
                 "learning#2); hand-checked: round 1 updates (0, 1), (0, −0.375), "
-                "(0, −0.625), cosines ±1")
+                "(0, −0.625), cosines ±1", tol=TOL_EXACT)
 
 
 # Two opposite linear concepts y = s (x₁ − x₂), s = +1 on clients 0, 2 and
@@ -572,7 +591,7 @@ def bnd_make(name, title, description, us, hp, check, flags, only):
     model = {"kind": "quadratic", "d": len(us[0])}
     return make(name, title, description, None, None, hp, None, None, flags, check,
                 BND_SRC, data=(model, bnd_clients(us), bnd_rounds(len(us))),
-                only=only)
+                only=only, tol=TOL_EXACT)
 
 
 # ‖Δθ_c‖ = ‖(0.375, 0.5)‖ = 0.625 = ε₁: no split (< fails); max ‖Δθ_i‖ =
@@ -678,7 +697,7 @@ def boundary_tie_order():
                 "{0} | {1, 2}. Every split test passes by a wide margin.",
                 None, None, hp, None, None, ["cfl-bipartition"], check, BND_SRC,
                 data=(model, bnd_clients(BND_TIE), rounds),
-                only={"cfl-bipartition": ["cfl-ties-reversed"]})
+                only={"cfl-bipartition": ["cfl-ties-reversed"]}, tol=TOL_EXACT)
 
 
 # Algorithm 1's order of equal similarities that rounding cannot move.  A
@@ -719,7 +738,7 @@ def boundary_tie_zero_update():
                 "check can tell the two orders apart.",
                 None, None, hp, None, None, ["cfl-bipartition"], check, BND_SRC,
                 data=(model, bnd_clients(BND_TIE_ZERO), rounds),
-                only={"cfl-bipartition": ["cfl-ties-reversed"]})
+                only={"cfl-bipartition": ["cfl-ties-reversed"]}, tol=TOL_EXACT)
 
 
 # Complete linkage's order of equal links (cfl.bipartition =
@@ -773,7 +792,7 @@ def boundary_tie_complete_linkage():
                 "first pair) and the zero-norm rule of ref/engine/cluster.c; "
                 "exact zero links on the tie (golden/boundaries.py)",
                 data=(model, cls, rounds),
-                only={"cfl-bipartition": ["cfl-bipartition-flip", "cfl-ties-reversed"]})
+                only={"cfl-bipartition": ["cfl-bipartition-flip", "cfl-ties-reversed"]}, tol=TOL_EXACT)
 
 
 BND_TIE_CL_SPEC = []
