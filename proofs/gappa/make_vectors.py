@@ -36,17 +36,21 @@ switch but the ε-greedy choice and the signed affinity update
 pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg); CFL on the quadratic and
 the linear model with both bipartitions, both cluster weights and the
 guards (cfl_run; Algorithm 1 itself on the exact similarities,
-cfl_bipartition).  Most take the step sizes' decay across rounds (Steps) and
+cfl_bipartition); fine-tuning on the linear model after FedAvg's rounds
+(finetune_linear); interpolation with α on the grid (interp_grid);
+FedRecon (fedrecon_run); pFedHN's linear hypernetwork (pfedhn_run); and
+the presets of FedAlt and FedSim (PFL_PRESETS).  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
 estimate, the conjugate-gradient loop's tests, the clipping test,
 FedFomo's equality up to rounding and the signs of its loss differences,
 CFL's threshold tests, the order of its norms and similarities, zero
-updates and clamping) are Trace.clip01, Trace.argmin, the guards of
-prox_point_1d, Trace.below_one, Trace.equal_up_to, fedfomo_run's
-"zero"/"nonzero" and cfl_run's "lt", "le" and "unit", checked in
-script().
+updates and clamping, interpolation's grid point, the norm proximal terms'
+zero test, FedFomo's greedy order of P) are Trace.clip01, Trace.argmin,
+the guards of prox_point_1d, Trace.below_one, Trace.equal_up_to, the
+"zero"/"nonzero" guards and cfl_run's "lt", "le", "max" and "unit",
+checked in script().
 FedAvg on a linear model (fedavg_rounds: d features, an optional bias b,
 the squared or half_squared loss; McMahan et al. 2017, Alg. 1,
 docs/models.md), whose operations in the C are (sgd_steps for a step):
@@ -211,7 +215,21 @@ SPREAD = [
 # and a vector whose guard fails: CFL's nested split, whose second round
 # has two similarities exactly −1, a tie Algorithm 1 breaks by position,
 # computed from updates with nonzero proved bounds (cfl_run's guard "le"
-# cannot show the rounded ones equal).
+# cannot show the rounded ones equal); and interpolation's grid on a
+# validation split whose exact tie of two selection losses, at α = 1/4 and
+# 1/2, has nonzero proved bounds (Trace.argmin's tie needs both 0); and
+# FedFomo's four vectors whose downloads the ε-greedy rule or the top M
+# draws (fedfomo_choose), whose loss differences over a distance (as in
+# their siblings on the linear model) give bounds of 3.41e-13 where the
+# tolerance is 1.33e-13 (worked-draws, -draws-on-epsilon), 5.12e-13
+# against 4.12e-13 (-draws-l2sq) and 3.69e-13 against 2.71e-13
+# (-draws-pfllib); and three of
+# pFedHN's optimizers, whose states carry the hypernetwork's errors through
+# five rounds: Adam with the decay on the shared blocks (2.7e-13 against
+# 1.99e-13), AdamW (2.42e-13 against 1.98e-13) and Nesterov with clipping
+# (1.49e-13 against 1.43e-13); and two of FedFomo's, AdamW with the
+# steps decayed (1.35e-13 against 1.19e-13) and Nesterov with clipping and
+# the step decay (2.27e-12 against 4.16e-13).
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -221,6 +239,16 @@ REPLAYED = [
     "optim/perfedavg-adamw-personal-client",
     "perfedavg/worked-linear-momentum-decay-client",
     "cfl/worked-nested-split",
+    "interp/worked-grid-validation-linear",
+    "fedfomo/worked-draws",
+    "fedfomo/worked-draws-on-epsilon",
+    "fedfomo/worked-draws-l2sq",
+    "fedfomo/worked-draws-pfllib",
+    "optim/pfedhn-adam-shared-client",
+    "optim/pfedhn-adamw-client",
+    "optim/pfedhn-nesterov-clip-server",
+    "optim/fedfomo-adamw-client-decay",
+    "optim/fedfomo-nesterov-clip-server-step",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -295,6 +323,116 @@ CFL = [
     "cfl/worked-spread-complete-linkage-samples",
     "cfl/worked-thresholds-min-size",
     "cfl/worked-thresholds-warmup-drawn",
+]
+
+# Fine-tuning's vectors on the linear model (finetune_linear): FedAvg's
+# rounds under each weighting, then the fine-tuning of every block or of
+# the split's personal ones, with or without the proximal term
+FINETUNE = [
+    "finetune/worked-default-personal",
+    "finetune/worked-keep-old-full",
+    "finetune/worked-personal-bias-prox",
+    "finetune/worked-samples-full",
+    "finetune/worked-uniform-personal",
+]
+
+# Interpolation's vectors with α chosen per client on the grid
+# (interp_grid): the linear model, the selection on the validation or the
+# test split, every guard an order of two selection losses
+INTERP_GRID = [
+    "interp/worked-grid-bias-beyond-one",
+    "interp/worked-grid-blank-validation",
+    "interp/worked-spread-grid-test-uniform",
+    "interp/worked-spread-grid-validation-keep-old",
+]
+
+# FedRecon's vectors (fedrecon_run): the linear model with the bias local,
+# every switch
+FEDRECON = [
+    "fedrecon/worked-examples-kept",
+    "fedrecon/worked-last-uniform",
+    "fedrecon/worked-paper",
+    "fedrecon/worked-whole-last",
+]
+
+# pFedHN's vectors on the linear model (pfedhn_run): the linear
+# hypernetwork with and without its bias, the clipping (a guard), the
+# code's momentum and weight decay inside and outside (preset official)
+PFEDHN = [
+    "pfedhn/worked-linear-bias",
+    "pfedhn/worked-linear-clip",
+    "pfedhn/worked-linear-nobias",
+    "pfedhn/worked-linear-official",
+    "pfedhn/worked-notes-6-4",
+    "pfedhn/worked-notes-6-4-official",
+]
+
+# Ditto's vectors with its other switches (ditto_run): the moving
+# reference, the personal-first order on shared batches, the norm proximal
+# term (a guard on ‖v − w‖ = 0)
+DITTO_MORE = [
+    "ditto/worked-linear-moving-interleaved",
+    "ditto/worked-linear-moving-personal-first",
+    "ditto/worked-linear-pfllib-drawn",
+    "ditto/worked-norm-d1",
+]
+
+# pFedMe's vectors with the sampled trainers and PFLlib's evaluation
+# defect (pfedme_run): pfedme.train = sampled, pfedme.eval_reset =
+# initial, the preset pfllib_run
+PFEDME_MORE = [
+    "pfedme/worked-linear-train-sampled",
+    "pfedme/worked-linear-pfllib-eval-reset",
+    "pfedme/worked-linear-pfllib-decay-eval-reset",
+    "pfedme/worked-linear-pfllib-run",
+]
+
+# FedAlt's and FedSim's vectors under their presets and PFLlib's
+# fine-tuning switches (pfl_run, PFL_PRESETS)
+PFL_MORE = [
+    "fedalt/worked-fedrep-drawn",
+    "fedalt/worked-fedrep-pfllib-decay",
+    "fedalt/worked-finetune-last-local-decayed",
+    "fedsim/worked-fedbabu-pfllib-decay",
+    "fedsim/worked-fedbabu-pfllib-decay-head",
+    "fedsim/worked-fedper-pfllib-decay",
+    "fedsim/worked-lg-fedavg-pfllib-decay",
+]
+
+# FedDyn's presets and FedProx's sampling switch (feddyn_run,
+# fedprox_run): the size-scaled α_k with the official weight decay, the
+# norm proximal term of PFLlib (a guard on θ = θ^{t−1}), the n_k-weighted
+# uniform sample
+PRESETS_MORE = [
+    "feddyn/worked-d1-pfllib",
+    "feddyn/worked-d1-pfllib-decay",
+    "feddyn/worked-linear-official",
+    "fedprox/worked-uniform-weighted",
+]
+
+# The vectors of golden/optim/ whose algorithm's replay takes the client
+# optimizer (Optim) beside those of STEPPED and ADAM: CFL's, FedRecon's
+# (l. 11's g), fine-tuning's (its own optimizer, slot 1), interpolation's
+# (h_i's, slot 1), pFedHN's (l. 8), FedFomo's, and FedAMP's step decay
+OPTIM_MORE = [
+    "optim/cfl-adamw-client",
+    "optim/cfl-momentum-client",
+    "optim/cfl-nesterov-clip-server",
+    "optim/fedrecon-adam-client",
+    "optim/fedrecon-adamw-server",
+    "optim/fedrecon-momentum-decay",
+    "optim/fedrecon-nesterov-clip-server",
+    "optim/finetune-classical-clip-step-client",
+    "optim/finetune-decay-all-dampening",
+    "optim/finetune-decay-personal",
+    "optim/finetune-decay-shared-momentum",
+    "optim/finetune-nesterov-server",
+    "optim/interp-adamw-client",
+    "optim/pfedhn-momentum-client",
+    "optim/pfedhn-momentum-personal-server",
+    "optim/fedfomo-classical-client-decay",
+    "optim/fedfomo-momentum-client",
+    "optim/fedamp-step-decay",
 ]
 
 # The vectors whose run is these kernels alone: the replays above on the
@@ -386,7 +524,9 @@ VECTORS = [
     "fedalt/worked-notes-a-uniform",
     "fedsim/worked-notes-a-stateful",
     "fedsim/worked-notes-a-stateless",
-] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO + FEDAMP + CFL
+] + SPREAD + STEPPED + ADAM + APPLE + FEDFOMO + FEDAMP + CFL \
+    + FINETUNE + INTERP_GRID + FEDRECON + PFEDHN + DITTO_MORE \
+    + PFEDME_MORE + PFL_MORE + PRESETS_MORE + OPTIM_MORE
 
 # The scripts checked by enclosure: their goals are Gappa's `|e| in ?`,
 # whose answers are theorems (Gappa prints only enclosures it has proved),
@@ -422,7 +562,10 @@ ENCLOSURE = {
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
 } | set(STEPPED) | set(ADAM) | set(SPREAD) | set(APPLE) | set(FEDFOMO) | set(FEDAMP) \
-    | set(CFL)
+    | set(CFL) | set(FINETUNE) | set(INTERP_GRID) \
+    | set(FEDRECON) | set(PFEDHN) | set(DITTO_MORE) | set(PFEDME_MORE) \
+    | set(PFL_MORE) | set(PRESETS_MORE) \
+    | set(OPTIM_MORE)
 
 
 # the relative error pow may make (Trace.pow): one ulp, 2^-52 of the value
@@ -1277,11 +1420,20 @@ def pfedme_run(spec):
     same but v_i = w_{t+1}, the server's model, for every client after each
     round) or the paper's defaults (v_i = θ); the init zeros or given.
     The step sizes η and η_p, or client i's of the round (Steps; the preset
-    pfllib decays η_p alone, lr.scope = eta_p, and counts trainings)."""
+    pfllib decays η_p alone, lr.scope = eta_p, and counts trainings).
+    pfedme.train = sampled (the round's clients are S^t, as the schedule
+    lists them either way) and pfedme.eval_reset = initial (PFLlib's
+    defect: θ starts at w⁰ at a client's first training; the preset
+    pfllib_run is pfllib with it) over any preset."""
     m = spec["model"]
     alg = spec["algorithm"]
     hp = dict(alg["hyperparameters"])
     preset = alg.get("preset")
+    eval_reset = alg.get("switches", {}).get(
+        "pfedme.eval_reset", "initial" if preset == "pfllib_run" else
+        "none") == "initial"
+    if preset == "pfllib_run":
+        preset = "pfllib"
     official = preset in ("official", "pfllib")
     linear = m["kind"] == "linear"
     if linear and m["loss"] not in ("squared", "half_squared"):
@@ -1292,6 +1444,7 @@ def pfedme_run(spec):
             or alg["name"] != "pfedme" \
             or preset not in (None, "official", "pfllib") \
             or set(alg.get("switches", {})) - LR_SWITCHES \
+            - {"pfedme.train", "pfedme.eval_reset"} \
             or set(hp) - {"eta", "lambda", "eta_p", "K", "beta",
                           "pfedme.mu"} - LR_HYPER \
             or init.get("kind") not in ("zeros", "given") \
@@ -1317,9 +1470,10 @@ def pfedme_run(spec):
     mu = t.const(mu_v)
     beta = t.const(hp.get("beta", 1.0))
     K = hp["K"]
-    w = given_init(t, spec, P)
+    w = w0 = given_init(t, spec, P)
     out = []
     v = {}
+    trained = set()
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", ri, None, None, "w"), w))
         w_t = w
@@ -1328,7 +1482,8 @@ def pfedme_run(spec):
         n_S = sum(nk[i] for i in sel)
         for j, i in enumerate(rd["clients"]):
             wl = w_t
-            th = w_t
+            th = w0 if eval_reset and i not in trained else w_t
+            trained.add(i)
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
             eta = eta0 if preset == "pfllib" else steps.of(eta0, ri, i)
             etap = steps.of(etap0, ri, i)
@@ -1452,21 +1607,34 @@ def ditto_run(spec):
     pflref_client_lr per device; the preset pfllib counts trainings), and
     step plain or by the device's two optimizers (Optim: slot 0 the
     global solver's, slot 1 the personal one's on d = g + λ (v_k − w_t)).
-    ditto.order and ditto.prox_ref only at their defaults."""
+    Each switch over its preset's value: ditto.order = personal_first
+    (every personal step, on the global pass's batches or, ditto.batches
+    = separate, the round's personal lists, then every global step),
+    ditto.prox_ref = moving (the reference is the global copy w_k as it
+    stands), ditto.prox = norm (λ (v − ref) / ‖v − ref‖: the squared norm
+    Σ fl(e_p e_p) from 0, e = v − ref, then fl(λ / fl(√·)), or 0 when it
+    is 0: a guard "zero"/"nonzero")."""
     hp, sw, preset = accepted(spec, "ditto", {"eta", "lambda"},
                               {"ditto.weights", "ditto.order",
-                               "ditto.prox_ref"},
+                               "ditto.prox_ref", "ditto.batches",
+                               "ditto.prox"},
                               (None, "official", "pfllib"), lr=True,
-                              opt=True)
-    if sw.get("ditto.order", "interleaved_shared_batch") != \
-            "interleaved_shared_batch" \
-            or sw.get("ditto.prox_ref", "round_start") != "round_start":
-        raise SystemExit("make_vectors: a ditto spec outside this replay "
-                         "(ditto.order and ditto.prox_ref at their "
-                         "defaults)")
-    uniform = sw.get("ditto.weights", "samples") == "uniform" \
-        or preset == "official"
-    separate = preset == "pfllib"   # personal_first, batches = separate
+                              opt=True, over=True)
+    pre = {"official": {"ditto.weights": "uniform"},
+           "pfllib": {"ditto.order": "personal_first",
+                      "ditto.batches": "separate"}}.get(preset, {})
+
+    def switch(name, default):
+        return sw.get(name, pre.get(name, default))
+    uniform = switch("ditto.weights", "samples") == "uniform"
+    interleaved = switch("ditto.order", "interleaved_shared_batch") \
+        == "interleaved_shared_batch"
+    separate = switch("ditto.batches", "shared") == "separate"
+    moving = switch("ditto.prox_ref", "round_start") == "moving"
+    norm = switch("ditto.prox", "squared") == "norm"
+    if separate and interleaved:
+        raise SystemExit("make_vectors: ditto.batches = separate needs "
+                         "ditto.order = personal_first")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     eta0, lam = t.const(hp["eta"]), t.const(hp["lambda"])
@@ -1488,16 +1656,27 @@ def ditto_run(spec):
             eta = steps.of(eta0, ri, k)
             opt.begin()
 
-            def personal(q, batch):
+            def personal(q, batch, ref):
                 g = grad(k, v[k], batch)
+                scale = lam
+                if norm:                # λ / ‖v − ref‖, or 0 at v = ref
+                    sq = None
+                    for x, r in zip(v[k], ref):
+                        e = t.op(x, "-", r)
+                        e2 = t.op(e, "*", e)
+                        sq = e2 if sq is None else t.op(sq, "+", e2)
+                    t.guards.append(("nonzero" if sq[2] else "zero", [sq],
+                                     None))
+                    scale = t.op(lam, "/", t.sqrt(sq)) if sq[2] \
+                        else t.const(0.0)
                 if opt.plain:
                     v[k] = [t.op(x, "-", t.op(eta, "*", t.op(
-                        gp, "+", t.op(lam, "*", t.op(x, "-", r)))))
-                        for x, gp, r in zip(v[k], g, w_t)]
+                        gp, "+", t.op(scale, "*", t.op(x, "-", r)))))
+                        for x, gp, r in zip(v[k], g, ref)]
                 else:
                     v[k] = opt.step(k, v[k], [
-                        t.op(gp, "+", t.op(lam, "*", t.op(x, "-", r)))
-                        for x, gp, r in zip(v[k], g, w_t)], eta, 1)
+                        t.op(gp, "+", t.op(scale, "*", t.op(x, "-", r)))
+                        for x, gp, r in zip(v[k], g, ref)], eta, 1)
                 out.append((("step", ri, k, q + 1, "v"), v[k]))
 
             def global_(q, batch, wl):
@@ -1505,14 +1684,15 @@ def ditto_run(spec):
                 wl = opt.step(k, wl, g, eta)
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
                 return wl
-            if separate:        # every personal step, then every global
-                for q, batch in enumerate(rd["personal"][j]):
-                    personal(q, batch)
+            if not interleaved:  # every personal step, then every global
+                pb = rd["personal"][j] if separate else rd["batches"][j]
+                for q, batch in enumerate(pb):
+                    personal(q, batch, wl if moving else w_t)
                 for q, batch in enumerate(rd["batches"][j]):
                     wl = global_(q, batch, wl)
             else:               # interleaved on the shared batch
                 for q, batch in enumerate(rd["batches"][j]):
-                    personal(q, batch)
+                    personal(q, batch, wl if moving else w_t)
                     wl = global_(q, batch, wl)
             out.append((("client_end", ri, k, None, "w_local"), wl))
             out.append((("client_end", ri, k, None, "v"), v[k]))
@@ -1545,13 +1725,16 @@ def fedprox_run(spec):
 
     η, or device k's step of the round (Steps), and the step plain or by
     its optimizer on d (Optim); the preset pfllib samples as official and
-    counts trainings."""
-    hp, sw, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"}, (),
+    counts trainings; fedprox.sampling = uniform_weighted alone samples as
+    official."""
+    hp, sw, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"},
+                              {"fedprox.sampling"},
                               (None, "official", "pfllib"), "eta and "
-                              "fedprox.mu, the paper's sampling or the "
-                              "presets official and pfllib", lr=True,
-                              opt=True)
-    official = preset in ("official", "pfllib")
+                              "fedprox.mu, either sampling, the presets "
+                              "official and pfllib", lr=True, opt=True,
+                              over=True)
+    official = sw.get("fedprox.sampling", "uniform_weighted" if preset
+                      else "paper") == "uniform_weighted"
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     eta0, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
@@ -1565,6 +1748,9 @@ def fedprox_run(spec):
         w_t = w
         acc = None
         draws = rd.get("draws", [])
+        if not official and not draws:
+            raise SystemExit("make_vectors: fedprox.sampling = paper "
+                             "without the round's draws")
         m_t = sum(nk[k] for k in rd["clients"])
         for j, k in enumerate(rd["clients"]):
             wl = w_t
@@ -1594,8 +1780,11 @@ def finetune_run(spec):
     round (the vectors whose w is given): each client's θ_i <- w, then per
     post batch g = a (θ − c) and, with μ_ft = 0, θ <- θ − η_ft g
     (pflref_blocks_step), else d = g + μ_ft (θ − w), θ <- θ − η_ft d
-    (prox_block_step, ref/engine/sgd.c)."""
+    (prox_block_step, ref/engine/sgd.c); on the linear model,
+    finetune_linear."""
     m = spec["model"]
+    if m["kind"] == "linear":
+        return finetune_linear(spec)
     alg = spec["algorithm"]
     hp = alg["hyperparameters"]
     if m["kind"] != "quadratic" or alg["name"] != "finetune" \
@@ -1624,6 +1813,58 @@ def finetune_run(spec):
                 g = prox_direction(t, g, mu, th, w)
             th = [t.op(x, "-", t.op(eta_ft, "*", gp))
                   for x, gp in zip(th, g)]
+            out.append((("step", None, i, q + 1, "theta"), th))
+        out.append((("client_end", None, i, None, "theta"), th))
+        out.append((("final", None, i, None, "v"), th))
+    return t, out
+
+
+def finetune_linear(spec):
+    """Fine-tuning after FedAvg (ref/algorithms/finetune.c) on the linear
+    model with a squared loss: FedAvg's rounds (fedavg_rounds, each
+    fedavg.weights), then per client θ_i <- w and per post batch the full
+    gradient g (linear_grad: the linear model computes every block), then
+    on the moving entries (finetune.scope = full: all; personal: the
+    split's personal blocks) θ_p <- θ_p − η_ft g_p, or with μ_ft ≠ 0 d =
+    g_p + μ_ft (θ_p − w_p), θ_p <- θ_p − η_ft d (prox_block_step); the
+    rounds' steps decayed (Steps) and plain or by the client's optimizer
+    (Optim, slot 0), the fine-tuning's by its own (slot 1) on d."""
+    hp, sw, _ = accepted(spec, "finetune", ({"eta", "eta_ft"}, {"mu_ft"}),
+                         {"fedavg.weights", "finetune.scope"},
+                         what="eta, eta_ft, mu_ft", lr=True, opt=True)
+    m = spec["model"]
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    split = spec.get("split", {}).get("personal", [])
+    if sw.get("finetune.scope", "full") == "full":
+        moving = [True] * P
+    else:
+        moving = [("b" if p == m["d"] else "w") in split for p in range(P)]
+    eta_ft, mu = t.const(hp["eta_ft"]), t.const(hp.get("mu_ft", 0.0))
+    prox = hp.get("mu_ft", 0.0) != 0.0
+    opt = Optim(t, hp, sw, spec)
+    out = []
+    w = fedavg_rounds(t, spec, nk, grad, t.const(hp["eta"]),
+                      given_init(t, spec, P),
+                      sw.get("fedavg.weights", "samples"), out,
+                      Steps(t, hp, sw), None if opt.plain else opt)
+    for i in range(len(nk)):
+        th = list(w)
+        out.append((("client_begin", None, i, 0, "theta"), th))
+        opt.begin()
+        for q, batch in enumerate(spec["schedule"]["post"][i]):
+            g = grad(i, th, batch)
+            if not opt.plain:           # slot 1 on d = g + μ_ft (θ − w)
+                d = [prox_direction(t, [gp], mu, [x], [wp])[0]
+                     if prox and mv else gp
+                     for x, gp, wp, mv in zip(th, g, w, moving)]
+                th = opt.step(i, th, d, eta_ft, 1, None if all(moving)
+                              else (lambda b, per: per))
+                out.append((("step", None, i, q + 1, "theta"), th))
+                continue
+            th = [t.op(x, "-", t.op(eta_ft, "*", (prox_direction(
+                t, [gp], mu, [x], [wp])[0] if prox else gp))) if mv else x
+                for x, gp, wp, mv in zip(th, g, w, moving)]
             out.append((("step", None, i, q + 1, "theta"), th))
         out.append((("client_end", None, i, None, "theta"), th))
         out.append((("final", None, i, None, "v"), th))
@@ -1736,17 +1977,40 @@ def feddyn_run(spec):
                     w <- acc − h / α                   (l. 11)
 
     The step θ − η d plain or by the device's optimizer on d (Optim), η
-    device k's of the round (Steps)."""
-    hp, sw, _ = accepted(spec, "feddyn", {"eta", "feddyn.alpha"},
-                         {"feddyn.h_sum"}, what="eta and feddyn.alpha, no "
-                         "preset", lr=True, opt=True)
+    device k's of the round (Steps).  feddyn.alpha_k = size_scaled: device
+    k's l. 5 and l. 6 take α_k = fl(α / fl(fl(n_k/n) N)) (the server keeps
+    α); feddyn.prox = norm_half: per step μ = fl(fl(0.5 α_k) / ‖θ −
+    θ^{t−1}‖) (the norm's square Σ fl(e_p e_p) from 0, then its square
+    root), or no proximal term at θ = θ^{t−1} (a guard "zero"/"nonzero");
+    the preset official (size_scaled, opt.weight_decay = 0.001 unless
+    given) and pfllib (norm_half, lr.count = trainings)."""
+    hp, sw, preset = accepted(spec, "feddyn", {"eta", "feddyn.alpha"},
+                              {"feddyn.h_sum", "feddyn.alpha_k",
+                               "feddyn.prox"}, (None, "official", "pfllib"),
+                              what="eta and feddyn.alpha", lr=True,
+                              opt=True, over=True)
+    pre = {"official": {"feddyn.alpha_k": "size_scaled"},
+           "pfllib": {"feddyn.prox": "norm_half"}}.get(preset, {})
+    if preset == "official":
+        hp = dict({"opt.weight_decay": 0.001}, **hp)
     literal = sw.get("feddyn.h_sum", "differences") == "literal"
+    scaled = sw.get("feddyn.alpha_k", pre.get("feddyn.alpha_k",
+                                              "uniform")) == "size_scaled"
+    norm_half = sw.get("feddyn.prox", pre.get("feddyn.prox",
+                                              "squared")) == "norm_half"
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     N = len(nk)
     eta0, alpha = t.const(hp["eta"]), t.const(hp["feddyn.alpha"])
-    steps = Steps(t, hp, sw)
+    steps = Steps(t, hp, sw, preset == "pfllib")
     opt = Optim(t, hp, sw, spec)
+    half = t.const(0.5)
+
+    def alpha_of(k):                    # α_k (alpha_of, feddyn.c)
+        if not scaled:
+            return alpha
+        return t.op(alpha, "/", t.op(t.exact_ratio(nk[k], sum(nk)), "*",
+                                     t.const(float(N))))
     M = t.const(float(N))
     zero = t.const(0.0)
     w = given_init(t, spec, P)
@@ -1763,17 +2027,30 @@ def feddyn_run(spec):
             th = prev
             out.append((("client_begin", ri, k, 0, "theta_k"), th))
             eta = steps.of(eta0, ri, k)
+            alpha_k = alpha_of(k)
             opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 g = [t.op(gp, "-", gl) for gp, gl in
                      zip(grad(k, th, batch), grad_l[k])]
-                g = [t.op(gp, "+", t.op(alpha, "*", t.op(x, "-", r)))
-                     for gp, x, r in zip(g, th, prev)]
+                mu = alpha_k
+                if norm_half:           # (α_k/2)/‖θ − θ^{t−1}‖, or none
+                    sq = None
+                    for x, r in zip(th, prev):
+                        e = t.op(x, "-", r)
+                        e2 = t.op(e, "*", e)
+                        sq = e2 if sq is None else t.op(sq, "+", e2)
+                    t.guards.append(("nonzero" if sq[2] else "zero", [sq],
+                                     None))
+                    mu = t.op(t.op(half, "*", alpha_k), "/", t.sqrt(sq)) \
+                        if sq[2] else None
+                if mu is not None:
+                    g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
+                         for gp, x, r in zip(g, th, prev)]
                 th = opt.step(k, th, g, eta)
                 out.append((("step", ri, k, q + 1, "theta_k"), th))
             out.append((("client_end", ri, k, None, "theta_k"), th))
             delta = [t.op(x, "-", r) for x, r in zip(th, prev)]
-            grad_l[k] = [t.op(gl, "-", t.op(alpha, "*", d))
+            grad_l[k] = [t.op(gl, "-", t.op(alpha_k, "*", d))
                          for gl, d in zip(grad_l[k], delta)]
             out.append((("note", ri, k, None, "grad_L"), grad_l[k]))
             add = th if literal else delta
@@ -1796,29 +2073,120 @@ def interp_run(spec):
     (ref/algorithms/interp.c; seed 000 §2) on the quadratic or the linear
     model (model_setup): FedAvg's rounds (fedavg_rounds, fedavg.weights),
     then for every client i, ascending: h_i <- w⁰ and sgd_steps on its post
-    batches; v̄_i = α h_i + (1 − α) w, as fl(α h_p) + fl(fl(1 − α) w_p)."""
+    batches; v̄_i = α h_i + (1 − α) w, as fl(α h_p) + fl(fl(1 − α) w_p);
+    the steps plain or by the client optimizer (Optim: slot 0 the rounds',
+    slot 1 h_i's)."""
+    if spec["algorithm"].get("switches", {}).get("interp.alpha") \
+            == "per_client_grid":
+        return interp_grid(spec)
     hp, sw, _ = accepted(spec, "interp", {"eta", "alpha"},
                          {"interp.alpha", "fedavg.weights"},
-                         what="eta and a fixed alpha")
-    if sw.get("interp.alpha", "fixed") != "fixed":
-        raise SystemExit("make_vectors: interp.alpha is not fixed")
+                         what="eta and a fixed alpha", opt=True)
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     eta, alpha = t.const(hp["eta"]), t.const(hp["alpha"])
     w0 = given_init(t, spec, P)
+    opt = Optim(t, hp, sw, spec)
     out = []
     w = fedavg_rounds(t, spec, nk, grad, eta, w0,
-                      sw.get("fedavg.weights", "samples"), out)
+                      sw.get("fedavg.weights", "samples"), out,
+                      opt=None if opt.plain else opt)
     beta = t.op(t.const(1.0), "-", alpha)
     for i in range(len(nk)):
         out.append((("client_begin", None, i, 0, "h"), w0))
-        h = sgd_steps(t, grad, i, w0, spec["schedule"]["post"][i], eta,
-                      out, None, "h")
+        if opt.plain:
+            h = sgd_steps(t, grad, i, w0, spec["schedule"]["post"][i], eta,
+                          out, None, "h")
+        else:                           # h_i's optimizer, slot 1
+            opt.begin()
+            h = w0
+            for q, batch in enumerate(spec["schedule"]["post"][i]):
+                h = opt.step(i, h, grad(i, h, batch), eta, 1)
+                out.append((("step", None, i, q + 1, "h"), h))
         out.append((("client_end", None, i, None, "h"), h))
         out.append((("note", None, i, None, "alpha"), [alpha]))
         out.append((("note", None, i, None, "v_bar"),
                     [t.op(t.op(alpha, "*", hp_), "+", t.op(beta, "*", wp))
                      for hp_, wp in zip(h, w)]))
+        out.append((("final", None, i, None, "v"), h))
+    return t, out
+
+
+def linear_eval(t, m, X, Y, w):
+    """(loss, mse) of the linear model m at w on all the rows X, Y, as
+    pflref_model_evaluate computes them (ref/models/outputs.c
+    evaluate_outputs): the residuals r_j of linear_signal, then
+    pflref_residual_terms' sum += h (r_j r_j) and sq += r_j r_j, each from
+    0 in row order (h = 0.5 half_squared, 1 squared); loss = sum / n, mse =
+    sq / n."""
+    h = t.const(0.5 if m["loss"] == "half_squared" else 1.0)
+    s = q = t.const(0.0)
+    for r in linear_signal(t, m, X, w, range(len(Y)), Y):
+        rr = t.op(r, "*", r)
+        s, q = t.op(s, "+", t.op(h, "*", rr)), t.op(q, "+", rr)
+    n = t.const(float(len(Y)))
+    return t.op(s, "/", n), t.op(q, "/", n)
+
+
+def interp_grid(spec):
+    """Interpolation with α chosen per client on the grid (interp.alpha =
+    per_client_grid, ref/algorithms/interp.c select_alpha) on the linear
+    model: FedAvg's rounds and h_i as interp_run; per grid point j = 0..G,
+    α_j = fl(j/G), the double nearest j/G, which the exact reference takes
+    at its value too (golden/pflref_exact_interp.py), v̄ = fl(α_j h_p) +
+    fl(fl(1 − α_j) w_p), its loss on the
+    selection set (validation or test split, interp.select) and, when the
+    problem has test sets, its test loss and mse (linear_eval); α_i the
+    grid point of the lowest selection loss, the smaller α of equal ones
+    (Trace.argmin: each other loss a guard); then v̄ at α_i."""
+    hp, sw, _ = accepted(spec, "interp", {"eta", "interp.grid"},
+                         {"interp.alpha", "interp.select", "fedavg.weights"},
+                         what="eta and the per-client grid")
+    m = spec["model"]
+    if m["kind"] != "linear":
+        raise SystemExit("make_vectors: interp's grid on a model other than "
+                         "the linear one")
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    eta, G = t.const(hp["eta"]), int(hp["interp.grid"])
+    w0 = given_init(t, spec, P)
+    clients = spec["problem"]["clients"]
+    on_test = sw.get("interp.select", "validation") == "test"
+    has_test = all("X_test" in c for c in clients)
+    out = []
+    w = fedavg_rounds(t, spec, nk, grad, eta, w0,
+                      sw.get("fedavg.weights", "samples"), out)
+    one = t.const(1.0)
+
+    def mix(a, h):
+        beta = t.op(one, "-", a)
+        return [t.op(t.op(a, "*", hp_), "+", t.op(beta, "*", wp))
+                for hp_, wp in zip(h, w)]
+
+    def split(c, name):
+        return linear_data(t, {"X": c["X_" + name], "y": c["y_" + name]})
+    for i, c in enumerate(clients):
+        out.append((("client_begin", None, i, 0, "h"), w0))
+        h = sgd_steps(t, grad, i, w0, spec["schedule"]["post"][i], eta,
+                      out, None, "h")
+        out.append((("client_end", None, i, None, "h"), h))
+        sel = split(c, "test" if on_test else "val")
+        alphas, losses = [], []
+        for j in range(G + 1):
+            a = t.const(j / G)          # the double nearest j/G, exact
+            v_bar = mix(a, h)
+            loss, _ = linear_eval(t, m, *sel, v_bar)
+            alphas.append(a)
+            losses.append(loss)
+            out.append((("note", None, i, j, "alpha_j"), [a]))
+            out.append((("note", None, i, j, "select_loss"), [loss]))
+            if has_test:
+                tl, mse = linear_eval(t, m, *split(c, "test"), v_bar)
+                out.append((("note", None, i, j, "test_loss"), [tl]))
+                out.append((("note", None, i, j, "test_mse"), [mse]))
+        a = alphas[t.argmin(losses)]
+        out.append((("note", None, i, None, "alpha"), [a]))
+        out.append((("note", None, i, None, "v_bar"), mix(a, h)))
         out.append((("final", None, i, None, "v"), h))
     return t, out
 
@@ -2120,6 +2488,24 @@ def prox_run(spec):
     return t, out
 
 
+# The presets of FedAlt and FedSim (ref/engine/presets.c) as the replay
+# reads them: each is pfl.state = stateful, pfl.weights = samples and
+# pfl.finetune = personal but where it says otherwise; the split is the
+# spec's; bn.aggregate has nothing to act on in the linear model.
+PFL_PRESETS = {
+    "fedalt": {"fedrep": {"pfl.weights": "uniform"},
+               "fedrep_pfllib": {"lr.count": "trainings"}},
+    "fedsim": {"fedper": {}, "lg_fedavg": {},
+               "fedbabu": {"gamma_v": 0.0, "pfl.finetune": "full"},
+               "fedper_pfllib": {"lr.count": "trainings"},
+               "lg_fedavg_pfllib": {"lr.count": "trainings"},
+               "fedbabu_pfllib": {"gamma_v": 0.0, "pfl.finetune": "full",
+                                  "lr.count": "trainings",
+                                  "pfl.finetune_start": "last_local",
+                                  "pfl.finetune_lr": "decayed"}},
+}
+
+
 def pfl_run(spec):
     """[(record key, [value per entry])] of FedAlt (Alg. 4, LocalAlt) or
     FedSim (Alg. 5, LocalSim) of Pillutla et al. 2022 (seed 002;
@@ -2144,11 +2530,19 @@ def pfl_run(spec):
     with the two groups γ_u, γ_v; the fine-tuning by slot 1 (begun anew,
     its state otherwise carried from training) on v or every block."""
     name = spec["algorithm"]["name"]
-    hp, sw, _ = accepted(spec, name, ({"gamma_u", "gamma_v", "eta_ft"},
-                                      {"tau_v"}),
-                         {"pfl.state", "pfl.weights", "pfl.finetune"},
-                         what="a split of the linear model's w and b",
-                         lr=True, opt=True)
+    presets = PFL_PRESETS[name]
+    hp, sw, preset = accepted(
+        spec, name, ({"gamma_u", "eta_ft"}, {"gamma_v", "tau_v"}),
+        {"pfl.state", "pfl.weights", "pfl.finetune", "pfl.finetune_start",
+         "pfl.finetune_lr"}, (None,) + tuple(presets),
+        what="a split of the linear model's w and b", lr=True, opt=True,
+        over=True)
+    pre = presets.get(preset, {})
+    sw = dict({k: x for k, x in pre.items() if "." in k}, **sw)
+    hp = dict({k: x for k, x in pre.items() if "." not in k}, **hp)
+    if "gamma_v" not in hp:
+        raise SystemExit("make_vectors: a FedAlt/FedSim spec without "
+                         "gamma_v")
     m = spec["model"]
     split = spec.get("split", {})
     if m["kind"] != "linear" or set(split) != {"personal"} \
@@ -2160,13 +2554,18 @@ def pfl_run(spec):
     stateless = sw.get("pfl.state", "stateful") == "stateless"
     weights = sw.get("pfl.weights", "samples")
     full_ft = sw.get("pfl.finetune", "personal") == "full"
+    last_local = sw.get("pfl.finetune_start", "global") == "last_local"
+    decayed = sw.get("pfl.finetune_lr", "constant") == "decayed"
+    if last_local and stateless:
+        raise SystemExit("make_vectors: pfl.finetune_start = last_local "
+                         "with pfl.state = stateless")
     t = Trace()
     P, _, nk, grad = model_setup(t, spec)
     personal = [("b" if p == m["d"] else "w") in split["personal"]
                 for p in range(P)]
     gu0, gv0, eta_ft = (t.const(hp["gamma_u"]), t.const(hp["gamma_v"]),
                         t.const(hp["eta_ft"]))
-    steps = Steps(t, hp, sw)
+    steps = Steps(t, hp, sw, pre.get("lr.count") == "trainings")
     opt = Optim(t, hp, sw, spec)
     tau_v = int(hp.get("tau_v", 0))
     w0 = given_init(t, spec, P)
@@ -2176,8 +2575,10 @@ def pfl_run(spec):
     def compose(u, own):
         return [o if per else x for x, o, per in zip(u, own, personal)]
     out = []
+    held = {}       # the model each device last held (last_local)
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", ri, None, None, "w"), w))
+        held = {i: compose(w, vi) for i, vi in v.items()}
         part = rd["clients"]
         alpha = [{"uniform": 1, "batches": len(rd["batches"][j])}.get(
             weights, nk[i]) for j, i in enumerate(part)]
@@ -2197,6 +2598,7 @@ def pfl_run(spec):
                     x = opt.step(i, x, g, gu, 0, None, gv)
                 out.append((("step", ri, i, q + 1, "w_local"), x))
             out.append((("client_end", ri, i, None, "w_local"), x))
+            held[i] = x
             if not stateless:
                 v[i] = x
                 out.append((("client_end", ri, i, None, "v"), x))
@@ -2206,13 +2608,16 @@ def pfl_run(spec):
         v = {i: compose(w, vi) for i, vi in v.items()}
         steps.round_end(part)
     if "post" in spec["schedule"]:
+        T = len(spec["schedule"]["rounds"])
         for i in range(len(nk)):
-            th = compose(w, w0) if stateless else v[i]
+            th = compose(w, w0) if stateless else \
+                held.get(i, v[i]) if last_local else v[i]
             out.append((("client_begin", None, i, 0, "v"), th))
             opt.begin()
+            eta_i = steps.of(eta_ft, T, i) if decayed else eta_ft
             for q, batch in enumerate(spec["schedule"]["post"][i]):
                 g = grad(i, th, batch)
-                th = opt.step(i, th, g, eta_ft, 1, None if full_ft
+                th = opt.step(i, th, g, eta_i, 1, None if full_ft
                               else (lambda b, per: per))
                 out.append((("step", None, i, q + 1, "v"), th))
             out.append((("client_end", None, i, None, "v"), th))
@@ -2684,13 +3089,56 @@ def apple_run(spec):
     return t, out
 
 
+def fedfomo_choose(t, row, draw, ri, hp, sw):
+    """Participant i's downloads of round RI chosen from its row of P (l.
+    1; ref/algorithms/fedfomo.c choose_peers, pflref_fedfomo_select): G =
+    the draw's order π sorted by descending P_{i,n}, ties to the lower id,
+    decided on the exact values, each two neighbours in G a guard (apart
+    beyond their bounds: "lt"; or equal as one double: "le" both ways);
+    then slot c explores (the next unchosen id of π) when u_c < ε_t and
+    fedfomo.selection is eps_greedy, else exploits (the next unchosen of
+    G); M = the count of u, less one under fedfomo.M_counts = total with
+    the own upload a candidate.  ε_t = fl(ε₀ − fl(δ t)) from the spec's
+    doubles is the C's, and the replay requires u_c < ε_t to decide alike
+    for it and for the exact ε₀ − δ t."""
+    e0 = hp.get("fedfomo.epsilon0", 0.3)
+    dl = hp.get("fedfomo.delta", 0.05)
+    eps = e0 - dl * float(ri)                   # IEEE, as the C
+    exact = Fraction(e0) - Fraction(dl) * ri
+    order, u = draw["order"], draw["u"]
+    M = len(u)
+    if sw.get("fedfomo.M_counts", "others") == "total" \
+            and sw.get("fedfomo.self", "included") == "included":
+        M = max(M - 1, 0)
+    greedy = sorted(order, key=lambda n: (-row[n][2], n))
+    for hi, lo in zip(greedy, greedy[1:]):
+        if row[hi][0] == row[lo][0]:            # one value
+            continue
+        if row[hi][2] != row[lo][2]:
+            t.guards.append(("lt", [row[lo], row[hi]], None))
+        else:
+            t.guards += [("le", [row[lo], row[hi]], None),
+                         ("le", [row[hi], row[lo]], None)]
+    top_m = sw.get("fedfomo.selection", "eps_greedy") == "topM"
+    out = []
+    for c in range(min(M, len(order))):
+        if (Fraction(u[c]) < Fraction(eps)) != (Fraction(u[c]) < exact):
+            raise SystemExit("make_vectors: a draw u between ε_t and its "
+                             "double")
+        explore = not top_m and u[c] < eps
+        out.append(next(n for n in (order if explore else greedy)
+                        if n not in out))
+    return out
+
+
 def fedfomo_run(spec):
     """[(record key, [value per entry])] of a FedFomo run (Zhang et al.
     2021, Alg. 1, as shared/spec notes-fedbn-fedfomo.md §2.3 reads it;
     ref/algorithms/fedfomo.c) on the quadratic model or the linear model
     with a squared loss (model_setup), the downloads S_i^t given by the
-    schedule (peers), every switch but the ε-greedy choice and the signed
-    affinity update:
+    schedule (peers) or chosen at the round's start by the ε-greedy rule
+    or the top M from its draws (peer_draws, fedfomo_choose), every switch
+    but the signed affinity update and the own upload ranked:
 
       round start   θ_n^{t−1} <- θ_n for every n                  (l. 1)
       participant i a = φ_i (anchor = post_train: θ_i^{t−1}); L_a = L_i(a)
@@ -2703,7 +3151,8 @@ def fedfomo_run(spec):
                       d = distance(θ_n, a) (l2: √ of Σ_p fl(e_p e_p) from
                       0, e = θ_n − a; l2_squared: no √; l1: Σ_p |e_p|;
                       l2_per_tensor_sum: Σ over the blocks w, b of their
-                      √), r_n = fl(fl(L_a − L_n) / d), the difference a
+                      √), r_n = fl(fl(L_a − L_n) / d) (d + ε_d under
+                      fedfomo.distance_eps), the difference a
                       guard "nonzero" (the rounded r_n has its sign) or
                       "zero" (r_n = 0)
                     w_n = max(r_n, 0) / Σ_m max(r_m, 0), m ascending from
@@ -2713,24 +3162,30 @@ def fedfomo_run(spec):
                     keep_current)                                  (l. 5)
                     P_{i,n} <- P_{i,n} + w_n (P_update = raw: + r_n)  (l. 8)
                     θ_i <- sgd_steps from φ_i on its batches with η   (l. 6)
+                    (decayed, Steps; plain or by its optimizer, Optim)
 
     Adding a 0 (an entry of a weight or of P that is the constant 0) is
     exact and left out of the script."""
     hp, sw, _ = accepted(
         spec, "fedfomo", ({"eta"}, {"fedfomo.val_batch",
-                                    "fedfomo.equal_rtol"}),
+                                    "fedfomo.equal_rtol", "fedfomo.epsilon0",
+                                    "fedfomo.delta", "fedfomo.distance_eps"}),
         {"fedfomo.distance", "fedfomo.self", "fedfomo.anchor",
          "fedfomo.no_positive", "fedfomo.P_update", "fedfomo.P_init",
-         "fedfomo.val_loss"}, what="peers given, eta, val_batch, equal_rtol")
+         "fedfomo.val_loss", "fedfomo.selection", "fedfomo.M_counts"},
+        what="eta, val_batch, equal_rtol, the ε-greedy choice", lr=True,
+        opt=True)
     if sw.get("fedfomo.P_update", "weights") not in ("weights", "raw") or \
-            any("peer_draws" in rd for rd in spec["schedule"]["rounds"]):
+            sw.get("fedfomo.self", "included") == "ranked":
         raise SystemExit("make_vectors: a fedfomo spec outside this replay "
-                         "(signed P update or ε-greedy draws)")
+                         "(signed P update or the own upload ranked)")
     t = Trace()
     m = spec["model"]
     P, data, nk, grad = model_setup(t, spec)
     N = len(nk)
     eta = t.const(hp["eta"])
+    deps = t.const(hp.get("fedfomo.distance_eps", 0.0))
+    steps, opt = Steps(t, hp, sw), Optim(t, hp, sw, spec)
     tau = Fraction(hp.get("fedfomo.equal_rtol", 2.0 ** -50))
     kind = sw.get("fedfomo.distance", "l2")
     own = sw.get("fedfomo.self", "included") == "included"
@@ -2792,10 +3247,13 @@ def fedfomo_run(spec):
     out = []
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         prev = list(v)                                          # l. 1
+        peers = rd.get("peers") or [
+            fedfomo_choose(t, aff[i], draw, ri, hp, sw)
+            for i, draw in zip(rd["clients"], rd.get("peer_draws", []))] \
+            or [[]] * len(rd["clients"])
         for j, i in enumerate(rd["clients"]):
             a = prev[i] if post else phi[i]                     # l. 2
-            cand = list(rd.get("peers", [[]] * len(rd["clients"]))[j]) \
-                + ([i] if own else [])
+            cand = list(peers[j]) + ([i] if own else [])
             L_a = loss(i, a)
             r = [zero] * N
             for n in cand:                                      # l. 3
@@ -2805,6 +3263,8 @@ def fedfomo_run(spec):
                 num = t.op(L_a, "-", loss(i, prev[n]))
                 t.guards.append(("zero" if num[2] == 0 else "nonzero",
                                  [num], None))
+                if deps[2]:             # d + fedfomo.distance_eps
+                    d = t.op(d, "+", deps)
                 r[n] = zero if num[2] == 0 else t.op(num, "/", d)
             pos = [n for n in range(N) if r[n][2] > 0]          # l. 4
             if len(pos) == 1:
@@ -2830,9 +3290,12 @@ def fedfomo_run(spec):
                       for pn, rn, wn in zip(aff[i], r, w)]
             out.append((("note", ri, i, None, "P"), aff[i]))
             out.append((("client_begin", ri, i, 0, "theta"), phi[i]))
-            v[i] = sgd_steps(t, grad, i, phi[i], rd["batches"][j], eta,  # l. 6
-                             out, ri, "theta")
+            opt.begin()
+            v[i] = sgd_steps(t, grad, i, phi[i], rd["batches"][j],  # l. 6
+                             steps.of(eta, ri, i), out, ri, "theta",
+                             None if opt.plain else opt)
             out.append((("client_end", ri, i, None, "theta"), v[i]))
+        steps.round_end(rd["clients"])
     for i in range(N):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -2923,6 +3386,277 @@ def fedamp_run(spec):
     return t, out
 
 
+def fedrecon_run(spec):
+    """[(record key, [value per entry])] of a FedRecon run (Singhal et al.
+    2021, Alg. 1; ref/algorithms/fedrecon.c) on the linear model with a
+    squared loss and a split of w and b (g the shared block, l the
+    personal one), every switch, l. 11's steps plain or by the client
+    optimizer (Optim, slot 0, on g; the reconstruction stays plain):
+
+      round start   g^t <- w; the weights' sum Σ n_i (integers, exact)
+      participant i x = (g^t, l⁰), or (g^t, l_i) under local_init = last
+                    (l. 8); per reconstruction batch (the round's personal
+                    list) the full gradient, then x_p − η_r g_p on l (l. 9);
+                    per update batch x_p − η_u g_p on g (l. 11); v_i <- x;
+                    Δ = fl(x_p − g^t_p) on every entry; acc <- acc +
+                    fl(n_i/Σ n_i) Δ (pflref_accumulate; n_i = |D_{i,q}|,
+                    1, or the update batches' examples: fedrecon.weights)
+      server        g_p <- g^t_p + fl(η_s acc_p) on g (l. 5–6); every v_i
+                    takes the new g
+      evaluation    (fedrecon.eval = reconstruct) per client v_i = (g, l⁰
+                    or its l_i), x_p − η_r g_p on l per post batch (§3)"""
+    hp, sw, _ = accepted(
+        spec, "fedrecon", {"fedrecon.eta_r", "fedrecon.eta_u",
+                           "fedrecon.eta_s"},
+        {"fedrecon.local_init", "fedrecon.weights", "fedrecon.query",
+         "fedrecon.eval"}, what="the three step sizes", opt=True)
+    m = spec["model"]
+    split = spec.get("split", {}).get("personal", [])
+    if m["kind"] != "linear" or not split or set(split) - {"w", "b"}:
+        raise SystemExit("make_vectors: a fedrecon spec outside this replay "
+                         "(the linear model with a split of w and b)")
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    local = [("b" if p == m["d"] else "w") in split for p in range(P)]
+    eta_r, eta_u, eta_s = (t.const(hp["fedrecon." + k])
+                           for k in ("eta_r", "eta_u", "eta_s"))
+    last = sw.get("fedrecon.local_init", "given") == "last"
+    weights = sw.get("fedrecon.weights", "samples")
+    whole = sw.get("fedrecon.query", "complement") == "whole"
+    support = spec["init"].get("support")
+    if support is None and not whole:
+        raise SystemExit("make_vectors: fedrecon.query = complement without "
+                         "init.support")
+    opt = Optim(t, hp, sw, spec)
+    w0 = given_init(t, spec, P)
+    w = w0
+    v = [w0] * len(nk)
+
+    def compose(g, l):
+        return [lp if loc else gp for gp, lp, loc in zip(g, l, local)]
+
+    def steps(i, x, batches, eta, on_local, ri, name, out, by_opt=False):
+        for q, batch in enumerate(batches):
+            g = grad(i, x, batch)
+            if by_opt:                  # l. 11's optimizer on g (slot 0)
+                x = opt.step(i, x, g, eta, 0, lambda b, per: not per)
+            else:
+                x = [t.op(xp, "-", t.op(eta, "*", gp)) if loc == on_local
+                     else xp for xp, gp, loc in zip(x, g, local)]
+            out.append((("step", ri, i, q + 1, name), x))
+        return x
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        g_t = w
+        out.append((("round_begin", ri, None, None, "w"), g_t))
+
+        def weight(j, i):
+            if weights == "uniform":
+                return 1
+            if weights == "examples":
+                return sum(len(b) for b in rd["batches"][j])
+            return nk[i] if whole else nk[i] - len(support[i])
+        total = sum(weight(j, i) for j, i in enumerate(rd["clients"]))
+        acc = None
+        for j, i in enumerate(rd["clients"]):
+            x = compose(g_t, v[i] if last else w0)              # l. 8
+            out.append((("client_begin", ri, i, 0, "w_local"), x))
+            opt.begin()
+            x = steps(i, x, rd["personal"][j], eta_r, True, ri, "w_recon",
+                      out)                                      # l. 9
+            x = steps(i, x, rd["batches"][j], eta_u, False, ri, "w_local",
+                      out, not opt.plain)                       # l. 11
+            out.append((("client_end", ri, i, None, "w_local"), x))
+            v[i] = x
+            out.append((("client_end", ri, i, None, "v"), x))
+            delta = [t.op(xp, "-", gp) for xp, gp in zip(x, g_t)]  # l. 12
+            acc = accumulate(t, acc, t.exact_ratio(weight(j, i), total),
+                             delta)
+        w = compose([t.op(gp, "+", t.op(eta_s, "*", ap))       # l. 5–6
+                     for gp, ap in zip(g_t, acc)], w)
+        out.append((("server", ri, None, None, "w"), w))
+        v = [compose(w, vi) for vi in v]
+    if sw.get("fedrecon.eval", "reconstruct") == "reconstruct":
+        if "post" not in spec["schedule"]:
+            raise SystemExit("make_vectors: fedrecon.eval = reconstruct "
+                             "without schedule.post")
+        for i in range(len(nk)):                                # §3
+            v[i] = compose(w, v[i] if last else w0)
+            out.append((("client_begin", None, i, 0, "v"), v[i]))
+            v[i] = steps(i, v[i], spec["schedule"]["post"][i], eta_r, True,
+                         None, "v", out)
+            out.append((("client_end", None, i, None, "v"), v[i]))
+    for i in range(len(nk)):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def pfedhn_run(spec):
+    """[(record key, [value per entry])] of a pFedHN run (Shamsian et al.
+    2021, Alg. 1 with the linear hypernetwork θ = W_h v + b_h;
+    ref/algorithms/pfedhn.c) on the linear model with a squared loss, each
+    switch and the preset official:
+
+      generate      θ_p = Σ_c fl(W_pc v_c) from 0, c ascending, + b_p
+                    (hn_bias on)                                   (l. 4)
+      local         sgd_steps with η, plain or by the client optimizer
+                    (Optim; inner_opt = sgd, clip off); else per
+                    batch g, clipped (clip = norm: coef = c / (fl(√Σ_k
+                    g_k²) + 1e-6), the sum from 0, g·coef when coef < 1, a
+                    guard), then θ − η g, or d = g + λ_i θ, b = d (first
+                    step) or μ_i b + d, θ − η b         (l. 6–8; local_code)
+      Δθ            fl(θ̃_p − θ_p)                                   (l. 9)
+      server        d = −Δθ; g_v,c = Σ_p fl(W_pc d_p) from 0; sgd, clip
+                    off: W_pc − fl(fl(α d_p) v_c), b_p − fl(α d_p), v_c −
+                    fl(α_v g_v,c) (l. 10–11; server_sgd); else G = (d v_iᵀ,
+                    d, g_v on v_i's row, 0 elsewhere), clipped as above
+                    over every entry, then x − lr G, or d = G + λ_o x, B =
+                    d (round 0) or μ_o B + d, x − lr B on every entry (b_h's
+                    only with the bias), lr = α on φ and α_v on the
+                    embeddings (server_code)
+      every client  θ_j = generate(v_j)
+
+    A zero of G adds nothing: the replay leaves those terms out of the
+    clipping sum (adding an exact 0 is exact) and skips x − lr·0."""
+    hp, sw, preset = accepted(
+        spec, "pfedhn", ({"eta", "alpha"},
+                         {"pfedhn.alpha_v", "pfedhn.outer_momentum",
+                          "pfedhn.outer_wd", "pfedhn.inner_momentum",
+                          "pfedhn.inner_wd", "pfedhn.clip_norm"}),
+        {"pfedhn.hn_bias", "pfedhn.outer_opt", "pfedhn.inner_opt",
+         "pfedhn.clip"}, (None, "official"),
+        what="the linear hypernetwork, its switches and preset official",
+        opt=True)
+    if spec["model"]["kind"] != "linear":
+        raise SystemExit("make_vectors: a pfedhn spec on a model other than "
+                         "the linear one")
+    if preset == "official":
+        sw = {"pfedhn.outer_opt": "sgd_momentum_wd",
+              "pfedhn.inner_opt": "sgd_momentum_wd", "pfedhn.clip": "norm"}
+    bias = sw.get("pfedhn.hn_bias", "on") == "on"
+    outer_m = sw.get("pfedhn.outer_opt", "sgd") == "sgd_momentum_wd"
+    inner_m = sw.get("pfedhn.inner_opt", "sgd") == "sgd_momentum_wd"
+    clip = sw.get("pfedhn.clip", "off") == "norm"
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec)
+    c = t.const
+    eta, alpha = c(hp["eta"]), c(hp["alpha"])
+    alpha_v = c(hp.get("pfedhn.alpha_v", hp["alpha"]))
+    mu_o, wd_o = (c(hp.get("pfedhn.outer_momentum", 0.9)),
+                  c(hp.get("pfedhn.outer_wd", 1e-3)))
+    mu_i, wd_i = (c(hp.get("pfedhn.inner_momentum", 0.9)),
+                  c(hp.get("pfedhn.inner_wd", 5e-5)))
+    cn, eps, zero = c(hp.get("pfedhn.clip_norm", 50.0)), c(1e-6), c(0.0)
+    opt = Optim(t, hp, sw, spec)
+    hn = spec["init"]["hypernetwork"]
+    W = [[c(x) for x in row] for row in hn["W"]]
+    b = [c(x) for x in hn["b"]] if bias else None
+    V = [[c(x) for x in row] for row in hn["v"]]
+    e = len(V[0])
+
+    def total(xs):                      # the C's sum from 0.0, in order
+        xs = list(xs)
+        acc = xs[0]
+        for x in xs[1:]:
+            acc = t.op(acc, "+", x)
+        return acc
+
+    def generate(v):                    # l. 4
+        return [t.op(x, "+", bp) if bias else x for x, bp in zip(
+            (total(t.op(W[p][k], "*", v[k]) for k in range(e))
+             for p in range(P)), b or [None] * P)]
+
+    def momentum(g, x, buf, mu, wd):    # the code's torch SGD, no dampening
+        d = [t.op(gp, "+", t.op(wd, "*", xp)) for gp, xp in zip(g, x)]
+        return d if buf is None else [t.op(t.op(mu, "*", bp), "+", dp)
+                                      for bp, dp in zip(buf, d)]
+
+    def clipped(g):                     # clip_norm, its zeros left out
+        nz = [x for x in g if not (x[0] == x[1] and x[2] == 0)]
+        coef = t.op(cn, "/", t.op(t.sqrt(total(t.op(x, "*", x)
+                                               for x in nz)), "+", eps))
+        if not t.below_one(coef):
+            return g
+        return [x if (x[0] == x[1] and x[2] == 0) else t.op(x, "*", coef)
+                for x in g]
+    theta = [generate(v) for v in V]
+    out = []
+    B_out = None
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        if len(rd["clients"]) != 1:
+            raise SystemExit("make_vectors: a pfedhn round with more than "
+                             "one client")
+        i = rd["clients"][0]
+        th = generate(V[i])                                     # l. 4
+        out.append((("client_begin", ri, i, 0, "theta"), th))
+        x = th                                                  # l. 5
+        if not inner_m and not clip:   # opt.* on l. 8 (slot 0)
+            opt.begin()
+            x = sgd_steps(t, grad, i, x, rd["batches"][0], eta, out, ri,
+                          "theta", None if opt.plain else opt)
+        else:
+            buf = None
+            for k, batch in enumerate(rd["batches"][0]):        # l. 6–8
+                g = grad(i, x, batch)
+                if clip:
+                    g = clipped(g)
+                if inner_m:
+                    g = buf = momentum(g, x, buf, mu_i, wd_i)
+                x = [t.op(xp, "-", t.op(eta, "*", gp))
+                     for xp, gp in zip(x, g)]
+                out.append((("step", ri, i, k + 1, "theta"), x))
+        out.append((("client_end", ri, i, None, "theta"), x))
+        delta = [t.op(a, "-", bb) for a, bb in zip(x, th)]     # l. 9
+        out.append((("note", ri, i, None, "delta_theta"), delta))
+        d = [t.op(zero, "-", dp) for dp in delta]               # −Δθ, exact
+        g_v = [total(t.op(W[p][k], "*", d[p]) for p in range(P))
+               for k in range(e)]
+        if not outer_m and not clip:                            # server_sgd
+            b = list(b) if bias else None       # the record keeps the old
+            for p in range(P):
+                ad = t.op(alpha, "*", d[p])
+                W[p] = [t.op(wk, "-", t.op(ad, "*", vk))
+                        for wk, vk in zip(W[p], V[i])]
+                if bias:
+                    b[p] = t.op(b[p], "-", ad)
+            V[i] = [t.op(vk, "-", t.op(alpha_v, "*", gk))
+                    for vk, gk in zip(V[i], g_v)]
+        else:                                                   # server_code
+            Gw = [[t.op(d[p], "*", V[i][k]) for k in range(e)]
+                  for p in range(P)]
+            Gv = [[zero] * e for _ in V]
+            Gv[i] = g_v
+            flat = [x for row in Gw for x in row] + (d if bias else []) \
+                + [x for row in Gv for x in row]
+            if clip:
+                flat = clipped(flat)
+            xs = [x for row in W for x in row] + (b if bias else []) \
+                + [x for row in V for x in row]
+            lrs = [alpha] * (P * e + (P if bias else 0)) \
+                + [alpha_v] * (len(V) * e)
+            if outer_m:
+                step = B_out = momentum(flat, xs, B_out, mu_o, wd_o)
+            else:
+                step = flat
+            xs = [xk if (gk[0] == gk[1] and gk[2] == 0)
+                  else t.op(xk, "-", t.op(lr, "*", gk))
+                  for xk, gk, lr in zip(xs, step, lrs)]
+            W = [xs[p * e:(p + 1) * e] for p in range(P)]
+            if bias:
+                b = xs[P * e:P * e + P]
+            off = P * e + (P if bias else 0)
+            V = [xs[off + j * e:off + (j + 1) * e] for j in range(len(V))]
+        out.append((("note", ri, i, None, "W_h"),
+                    [x for row in W for x in row]))
+        if bias:
+            out.append((("note", ri, i, None, "b_h"), b))
+        out.append((("note", ri, i, None, "embedding"), V[i]))
+        theta = [generate(v) for v in V]
+    for j, th in enumerate(theta):
+        out.append((("final", None, j, None, "v"), th))
+    return t, out
+
+
 def cfl_bipartition(alpha, m, method):
     """Algorithm 1's sides of items 0..m−1 (side 1: c₂), decided on the
     exact similarities ALPHA[a][b] (Fractions) as ref/engine/cluster.c
@@ -2975,11 +3709,12 @@ def cfl_bipartition(alpha, m, method):
 def cfl_run(spec):
     """[(record key, [value per entry])] of a CFL run (Sattler, Müller,
     Samek 2021, Alg. 5 with Alg. 1; ref/algorithms/cfl.c) on the quadratic
-    model or the linear model with a squared loss (model_setup), plain
-    SGD, both bipartitions, both cluster weights, the guards min size and
+    model or the linear model with a squared loss (model_setup), both
+    bipartitions, both cluster weights and the guards min size and
     warm-up:
 
-      client i      θ <- θ_i; sgd_steps with η; Δθ_i = fl(θ_p − θ_i,p)
+      client i      θ <- θ_i; sgd_steps with η, plain or by its optimizer
+                    (Optim, slot 0); Δθ_i = fl(θ_p − θ_i,p)
       cluster c     members ascending; w_i = fl(1/|c|) or fl(n_i/|D_c|);
       (labels 0..K−1)  Δθ_c = Σ w_i Δθ_i (pflref_accumulate from 0);
                     ‖x‖ = √ of Σ_p fl(x_p x_p) from 0 (norm2); the
@@ -3010,7 +3745,7 @@ def cfl_run(spec):
         spec, "cfl", ({"eta", "eps1", "eps2", "gamma_max"},
                       {"cfl.min_cluster_size", "cfl.warmup"}),
         {"cfl.bipartition", "cfl.cluster_weights"},
-        what="plain SGD, eta, eps1, eps2, gamma_max and the guards")
+        what="eta, eps1, eps2, gamma_max and the guards", opt=True)
     method = sw.get("cfl.bipartition", "optimal")
     by_samples = sw.get("cfl.cluster_weights", "uniform") == "samples"
     min_size = int(hp.get("cfl.min_cluster_size", 0))
@@ -3022,6 +3757,7 @@ def cfl_run(spec):
     eps1, eps2 = t.const(hp["eps1"]), t.const(hp["eps2"])
     gmax = t.const(hp["gamma_max"])
     one, two, zero = t.const(1.0), t.const(2.0), t.const(0.0)
+    opt = Optim(t, hp, sw, spec)
 
     def total(xs):                      # the C's sum from 0.0, in order
         xs = list(xs)
@@ -3102,8 +3838,9 @@ def cfl_run(spec):
         d = [None] * N
         for j, i in enumerate(rd["clients"]):
             out.append((("client_begin", ri, i, 0, "theta"), v[i]))
+            opt.begin()
             x = sgd_steps(t, grad, i, v[i], rd["batches"][j], eta, out, ri,
-                          "theta")
+                          "theta", None if opt.plain else opt)
             d[i] = [t.op(xp, "-", vp) for xp, vp in zip(x, v[i])]
             out.append((("client_end", ri, i, None, "dtheta"), d[i]))
         K = max(label) + 1
@@ -3208,6 +3945,10 @@ def replay(spec):
         return fedamp_run(spec)
     if name == "cfl":
         return cfl_run(spec)
+    if name == "fedrecon":
+        return fedrecon_run(spec)
+    if name == "pfedhn":
+        return pfedhn_run(spec)
     return pfedme_run(spec)
 
 

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
-(Optim), APPLE's loss scheduler (apple_lambda), FedFomo's and FedAMP's
-switches (fedfomo_run, fedamp_run) and CFL's (cfl_run).
+(Optim), APPLE's loss scheduler (apple_lambda) and the switches of the
+algorithms' replays (FedFomo, FedAMP, CFL, FedRecon, pFedHN, Ditto,
+pFedMe, interpolation, fine-tuning, FedAlt, FedProx).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -37,7 +38,12 @@ vector of VECTORS and REPLAYED replays with the rules as written:
   * CFL (cfl_run, cfl_bipartition): Algorithm 1 where the vector sets
     complete linkage and the reverse, uniform cluster weights where it
     sets samples, and the guards cfl.min_cluster_size and cfl.warmup
-    dropped.
+    dropped;
+  * the switches of FedRecon (each of its four), pFedHN's clipping,
+    Ditto's moving reference and norm proximal term, pFedMe's evaluation
+    defect, interpolation's selection set, fine-tuning's scope, FedAlt's
+    fine-tuning start and step, FedFomo's top-M choice and FedProx's
+    sampling, each read as its default where a vector sets it.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -103,8 +109,8 @@ def the_other_count(self, *a, **k):
 
 
 def switch_default(name):
-    """A wrong replay (fedfomo_run, fedamp_run, cfl_run): the switch NAME
-    dropped from the spec (its default read instead)."""
+    """A wrong replay: the switch NAME dropped from the spec (its default
+    read instead)."""
     def wrong(orig, spec):
         alg = dict(spec["algorithm"])
         alg["switches"] = {k: v for k, v in alg.get("switches", {}).items()
@@ -235,6 +241,44 @@ CASES = [
      ["cfl/worked-thresholds-min-size"]),
     ("CFL: no warm-up", mv, "cfl_run", hyper_dropped("cfl.warmup"),
      ["cfl/worked-thresholds-warmup-drawn"]),
+    ("FedRecon: local_init = given", mv, "fedrecon_run",
+     switch_default("fedrecon.local_init"),
+     ["fedrecon/worked-last-uniform", "fedrecon/worked-whole-last"]),
+    ("FedRecon: weights = samples", mv, "fedrecon_run",
+     switch_default("fedrecon.weights"),
+     ["fedrecon/worked-examples-kept", "fedrecon/worked-last-uniform"]),
+    ("FedRecon: query = complement", mv, "fedrecon_run",
+     switch_default("fedrecon.query"), ["fedrecon/worked-whole-last"]),
+    ("FedRecon: eval = reconstruct", mv, "fedrecon_run",
+     switch_default("fedrecon.eval"), ["fedrecon/worked-examples-kept"]),
+    ("pFedHN: clip = off", mv, "pfedhn_run", switch_default("pfedhn.clip"),
+     ["pfedhn/worked-linear-clip"]),
+    ("Ditto: prox_ref = round_start", mv, "ditto_run",
+     switch_default("ditto.prox_ref"),
+     ["ditto/worked-linear-moving-interleaved"]),
+    ("Ditto: prox = squared", mv, "ditto_run", switch_default("ditto.prox"),
+     ["ditto/worked-norm-d1"]),
+    ("pFedMe: eval_reset = none", mv, "pfedme_run",
+     switch_default("pfedme.eval_reset"),
+     ["pfedme/worked-linear-pfllib-eval-reset",
+      "pfedme/worked-linear-pfllib-decay-eval-reset"]),
+    ("interpolation: select = validation", mv, "interp_grid",
+     switch_default("interp.select"),
+     ["interp/worked-spread-grid-test-uniform"]),
+    ("fine-tuning: scope = full", mv, "finetune_linear",
+     switch_default("finetune.scope"),
+     ["finetune/worked-default-personal", "finetune/worked-uniform-personal",
+      "optim/finetune-decay-personal"]),
+    ("FedAlt: finetune_start = global", mv, "pfl_run",
+     switch_default("pfl.finetune_start"),
+     ["fedalt/worked-finetune-last-local-decayed"]),
+    ("FedAlt: finetune_lr = constant", mv, "pfl_run",
+     switch_default("pfl.finetune_lr"),
+     ["fedalt/worked-finetune-last-local-decayed"]),
+    ("FedFomo: selection = eps_greedy", mv, "fedfomo_run",
+     switch_default("fedfomo.selection"), ["fedfomo/worked-draws-pfllib"]),
+    ("FedProx: sampling = paper", mv, "fedprox_run",
+     switch_default("fedprox.sampling"), ["fedprox/worked-uniform-weighted"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
      lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
      ["cfl/worked-counterexample-optimal"]),
