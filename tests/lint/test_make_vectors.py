@@ -11,7 +11,8 @@ it computes must round to the number the vector stores.  So each rule is
 only as good as the vectors that would notice it wrong.  Here each rule
 is planted wrong in turn, in this process (no file changes, no Gappa
 needed), and the named vectors' replays must then fail, while every
-vector of VECTORS and REPLAYED replays with the rules as written:
+vector of VECTORS, REPLAYED and UNSCRIPTED replays with the rules as
+written:
 
   * Steps: no decay; the exponent counting rounds where the spec counts
     the client's own trainings (and the reverse); one train() call per
@@ -290,23 +291,23 @@ CASES = [
 
 def main():
     bad = 0
-    for vid in mv.VECTORS + mv.REPLAYED:
+    for vid in mv.VECTORS + mv.REPLAYED + mv.UNSCRIPTED:
         if not replays(vid):
             print(f"test_make_vectors: {vid} does not replay as written")
             bad = 1
     for what, cls, name, wrong, vids in CASES:
         with planted(cls, name, wrong):
             for vid in vids:
-                if vid not in mv.VECTORS + mv.REPLAYED:
+                if vid not in mv.VECTORS + mv.REPLAYED + mv.UNSCRIPTED:
                     print(f"test_make_vectors: {what}: {vid} is not in "
-                          "VECTORS or REPLAYED")
+                          "VECTORS, REPLAYED or UNSCRIPTED")
                     bad = 1
                 elif replays(vid):
                     print(f"test_make_vectors: {what}: {vid} still "
                           "replays")
                     bad = 1
     print("test_make_vectors: " + ("FAILED" if bad else
-                                   f"{len(mv.VECTORS + mv.REPLAYED)} "
+                                   f"{len(mv.VECTORS + mv.REPLAYED + mv.UNSCRIPTED)} "
                                    "replays as written, "
                                    f"{len(CASES)} planted rules caught"))
     return bad
