@@ -4,7 +4,8 @@
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
 (Optim), APPLE's loss scheduler (apple_lambda) and the switches of the
 algorithms' replays (FedFomo, FedAMP, CFL, FedRecon, pFedHN, Ditto,
-pFedMe, interpolation, fine-tuning, FedAlt, FedProx).
+pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL, Per-FedAvg,
+FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -43,8 +44,16 @@ written:
   * the switches of FedRecon (each of its four), pFedHN's clipping,
     Ditto's moving reference and norm proximal term, pFedMe's evaluation
     defect, interpolation's selection set, fine-tuning's scope, FedAlt's
-    fine-tuning start and step, FedFomo's top-M choice and FedProx's
-    sampling, each read as its default where a vector sets it.
+    fine-tuning start and step, FedFomo's top-M choice, FedProx's
+    sampling, APFL's output mixing, Per-FedAvg's variant on the mlp, and
+    LoRA's method, targets and weights and HetLoRA's weights and scaling,
+    each read as its default where a vector sets it; HetLoRA's
+    regulariser dropped; FedSim's preset lg_fedavg's split read as the
+    head; FedALA's skip rule, unit and ALA clients read as their defaults
+    and its presets dropped; PFLEGO's θ weights and head step on the
+    cross-entropy mlp, FedProto's distance, client prototypes and
+    weights, and FedRoD's features and initial personal head read as
+    their defaults; FedRoD's given class counts dropped.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -121,8 +130,8 @@ def switch_default(name):
 
 
 def hyper_dropped(name):
-    """A wrong replay (cfl_run): the hyperparameter NAME dropped from the
-    spec (the guard it sets off)."""
+    """A wrong replay: the hyperparameter NAME dropped from the spec (the
+    guard or term it sets off)."""
     def wrong(orig, spec):
         alg = dict(spec["algorithm"])
         alg["hyperparameters"] = {k: v for k, v in
@@ -280,6 +289,63 @@ CASES = [
      switch_default("fedfomo.selection"), ["fedfomo/worked-draws-pfllib"]),
     ("FedProx: sampling = paper", mv, "fedprox_run",
      switch_default("fedprox.sampling"), ["fedprox/worked-uniform-weighted"]),
+    # (a linear model's outputs mix as its parameters do: only the mlp's
+    # vectors notice)
+    ("APFL: mix = parameter", mv, "apfl_run", switch_default("apfl.mix"),
+     ["apfl/worked-mlp-output-adaptive", "apfl/worked-mlp-fedtorch"]),
+    ("Per-FedAvg: variant = exact on the mlp", mv, "perfedavg_run",
+     switch_default("perfedavg.variant"),
+     ["perfedavg/worked-mlp-identity-hf",
+      "perfedavg/worked-mlp-identity-hf-rounds"]),
+    ("FedSim: lg_fedavg's split as the head", mv, "model_blocks",
+     lambda orig, spec: orig(dict(spec, split={"personal": ["head"]}))
+     if spec["algorithm"].get("preset") == "lg_fedavg" else orig(spec),
+     ["fedsim/worked-notes-d-lg-fedavg"]),
+    ("LoRA: method = personal", mv, "lora_run",
+     switch_default("lora.method"),
+     ["lora/worked-hand-fedavg", "lora/worked-hand-ffa",
+      "lora/worked-mlp-hetlora"]),
+    ("LoRA: targets = all", mv, "lora_run", switch_default("lora.targets"),
+     ["lora/worked-mlp-fedavg-head", "lora/worked-mlp-personal"]),
+    ("LoRA: weights = samples", mv, "lora_run",
+     switch_default("lora.weights"), ["lora/worked-mlp-ffa-uniform"]),
+    ("HetLoRA: weights = sparsity", mv, "lora_run",
+     switch_default("hetlora.weights"),
+     ["lora/worked-mlp-hetlora-samples", "lora/worked-mlp-hetlora-uniform"]),
+    ("HetLoRA: scaling = none", mv, "lora_run",
+     switch_default("hetlora.scaling"), ["lora/worked-mlp-hetlora-uniform"]),
+    ("HetLoRA: no regulariser", mv, "lora_run",
+     hyper_dropped("hetlora.lambda"),
+     ["lora/worked-hand-hetlora-prune", "lora/worked-mlp-hetlora"]),
+    ("FedALA: skip = first_round", mv, "fedala_run",
+     switch_default("fedala.skip"), ["fedala/worked-sum-first"]),
+    ("FedALA: p_unit = layers", mv, "fedala_run",
+     switch_default("fedala.p_unit"), ["fedala/worked-p-tensors"]),
+    ("FedALA: ala_clients = participants", mv, "fedala_run",
+     switch_default("fedala.ala_clients"), ["fedala/worked-partial-all"]),
+    ("FedALA: no preset", mv, "fedala_run",
+     lambda orig, spec: orig(dict(spec, algorithm={
+         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     ["fedala/worked-official", "fedala/worked-pfllib-run"]),
+    ("PFLEGO: theta_weights = global", mv, "pflego_mlp",
+     switch_default("pflego.theta_weights"), ["pflego/worked-notes-c-code"]),
+    ("PFLEGO: head_step = seed", mv, "pflego_mlp",
+     switch_default("pflego.head_step"),
+     ["pflego/worked-notes-c-exact-alpha"]),
+    ("FedProto: distance = squared_l2", mv, "fedproto_run",
+     switch_default("fedproto.distance"), ["fedproto/mlp-mse"]),
+    ("FedProto: client_protos = trained", mv, "fedproto_run",
+     switch_default("fedproto.client_protos"), ["fedproto/mlp-during"]),
+    ("FedProto: weights = class_counts", mv, "fedproto_run",
+     switch_default("fedproto.weights"), ["fedproto/mlp-uniform"]),
+    ("FedRoD: features = after", mv, "fedrod_run",
+     switch_default("fedrod.features"), ["fedrod/mlp-before"]),
+    ("FedRoD: phi_p0 = zero", mv, "fedrod_run",
+     switch_default("fedrod.phi_p0"), ["fedrod/mlp-generic"]),
+    ("FedRoD: the training labels' counts", mv, "fedrod_run",
+     lambda orig, spec: orig(dict(spec, init={
+         k: x for k, x in spec["init"].items() if k != "class_counts"})),
+     ["fedrod/mlp-counts-pfllib"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
      lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
      ["cfl/worked-counterexample-optimal"]),
