@@ -505,7 +505,8 @@ MLP = [
 
 # Low-rank adapters (lora_run): personal adapters, FFA-LoRA, FedAvg-LoRA
 # and HetLoRA with its truncation, regulariser, pruning (a guard) and
-# sparsity weights, on the linear model and the identity mlp.
+# sparsity weights, on the linear model, the softmax model and the
+# identity mlp.
 LORA = [
     "lora/worked-hand-lora",
     "lora/worked-hand-fedavg",
@@ -569,11 +570,6 @@ FEDPROTO = [
     "fedproto/mlp-drawn",
 ]
 
-# Vectors of the lists above that the replays reproduce
-# (tests/lint/test_make_vectors.py checks it) but that have no Gappa script
-# (with its recorded answer) yet: Gappa's search on them has not been run
-# to its end (their scripts run to 15,600 lines), so their tolerances stay
-# judgement.
 # FedRoD (fedrod_run) on the cross-entropy mlp: the balanced softmax's
 # generic head (log N_c by Trace.log_int), the personal head on top of it,
 # both switches, the preset pfllib and the two optimizers.
@@ -589,6 +585,11 @@ FEDROD = [
     "optim/fedrod-nesterov-personal-client",
 ]
 
+# Vectors of the lists above that the replays reproduce
+# (tests/lint/test_make_vectors.py checks it) but that have no Gappa script
+# (with its recorded answer) yet: Gappa's search on them has not been run
+# to its end (their scripts run to 15,600 lines), so their tolerances stay
+# judgement.
 UNSCRIPTED = [
     "optim/apple-adam-client",
     "optim/apple-adamw-client-eta-p",
