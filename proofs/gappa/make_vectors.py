@@ -25,9 +25,9 @@ no BLAS) or the linear model (model_setup); FedAlt and FedSim on the
 linear model with a split of w and b (pfl_run); fine-tuning, IFCA and
 Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
 pFedMe's inner loop alone with its exact proximal point on the quadratic
-model with d = 1 (prox_run, prox_point_1d); PFLEGO on an mlp with d = h =
-k = 1 (pflego_mlp, whose dgemm calls are modelled as the gemv ones
-below); APPLE on the linear model with every switch, preset and limited
+model with d = 1 (prox_run, prox_point_1d); PFLEGO on the identity mlp
+(pflego_mlp, whose dgemm calls are modelled as the gemv ones below);
+APPLE on the linear model with every switch, preset and limited
 downloads (apple_run; its exact values, products of products, carried to
 SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
 the quadratic model and on the linear model with validation splits, every
@@ -45,7 +45,8 @@ loss, or k outputs and the cross-entropy) and the softmax model
 (model_setup: mlp_grad, softmax_grad; mlp_hvp; model_outputs), those of
 these replays whose vectors run them: FedAlt, FedSim, FedRecon,
 Per-FedAvg, APFL (with output mixing too), pFedHN, PFLEGO (pflego_mlp),
-LoRA and FedALA.  Most take the step sizes' decay across rounds (Steps) and
+LoRA and FedALA, and FedProto (fedproto_run) and FedRoD (fedrod_run) on
+the cross-entropy mlp.  Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
 branches the C takes on rounded values (APFL's projection, IFCA's
@@ -644,7 +645,8 @@ LATE = OPTIM_LATE + MLP + LORA + PFLEGO + FEDALA + FEDPROTO + FEDROD
 # lr.schedule (Steps), plain SGD or torch's SGD (Optim), and a given
 # schedule (pFedMe on the quadratic model with d = 1; fine-tuning from a
 # given w; PFLEGO with the SGD server on an mlp with d = h = k = 1,
-# identity, no biases, half_squared).
+# identity, no biases, half_squared), and the LATE families' vectors that
+# have a script.
 VECTORS = [
     "fedavg/worked-uniform",
     "fedavg/worked-samples",
