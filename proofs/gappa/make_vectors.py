@@ -31,8 +31,8 @@ APPLE on the linear model with every switch, preset and limited
 downloads (apple_run; its exact values, products of products, carried to
 SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
 the quadratic model and on the linear model with validation splits, every
-switch but the ε-greedy choice and the signed affinity update
-(fedfomo_run); FedAMP on the linear model with every switch and its preset
+switch but the own upload ranked, the downloads drawn by the ε-greedy
+choice or the top M too (fedfomo_run, fedfomo_choose); FedAMP on the linear model with every switch and its preset
 pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg); CFL on the quadratic and
 the linear model with both bipartitions, both cluster weights and the
 guards (cfl_run; Algorithm 1 itself on the exact similarities,
@@ -251,9 +251,14 @@ SPREAD = [
 # 1.77e-12) and its HF variant there (1.31e-10 against 1.11e-11: the
 # central difference's cancellation, as in perfedavg/worked-notes-4g-hf);
 # PFLEGO's AdamW on the mlp's head (2.39e-12 against 1.15e-12: Adam's
-# normalised step); and FedALA's stop test at its boundary, whose standard
+# normalised step); FedALA's stop test at its boundary, whose standard
 # deviation equals the threshold exactly, a tie the proved bound of the
-# deviation (3.5e-16; the gemv model's free δ) cannot show.
+# deviation (3.5e-16; the gemv model's free δ) cannot show; Per-FedAvg's
+# HF variant on the mlp over several rounds (1.24e-10 against 1.17e-11,
+# the central difference's cancellation); and FedFomo's preset official
+# with its downloads drawn (worked-draws-nvlabs: 3.35e-10 against 1.96e-12
+# at P in round 3, whose signed update adds r_n / |Σ_m r_m|, each r_n a
+# loss difference over an l1 distance).
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -277,6 +282,8 @@ REPLAYED = [
     "perfedavg/worked-mlp-identity-hf",
     "optim/pflego-adamw-client",
     "fedala/worked-stop-boundary",
+    "perfedavg/worked-mlp-identity-hf-rounds",
+    "fedfomo/worked-draws-nvlabs",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -494,7 +501,6 @@ MLP = [
     "apfl/worked-linear-mix-new",
     "perfedavg/worked-mlp-identity-exact",
     "optim/fedrecon-momentum-weights-client",
-    "perfedavg/worked-mlp-identity-hf-rounds",
     "perfedavg/worked-mlp-identity-exact-rounds",
     "apfl/worked-mlp-output-adaptive",
     "apfl/worked-mlp-parameter-adaptive",
@@ -533,7 +539,9 @@ LORA = [
 
 # PFLEGO on the identity mlp (pflego_mlp): d = h = 2, k = 1, an output
 # bias and the half_squared loss with the client's head optimizer or the
-# step decay; the notes' example C (d = h = 1, k = 2, the cross-entropy).
+# step decay; the notes' example C (d = h = 1, k = 2, the cross-entropy);
+# the Adam server on the cross-entropy mlp (d = h = k = 2, make_adam.py's
+# b1, b2 and ε as decimals: Trace.decimal).
 PFLEGO = [
     "pflego/worked-notes-c-code",
     "pflego/worked-notes-c-exact-alpha",
@@ -541,6 +549,8 @@ PFLEGO = [
     "optim/pflego-adam-server",
     "optim/pflego-classical-exponential-client",
     "optim/pflego-nesterov-clip-step-server",
+    "pflego/worked-adam-code",
+    "pflego/worked-adam-exact-alpha",
 ]
 
 # FedALA (fedala_run): the ALA module's element-wise weights with their
@@ -597,15 +607,10 @@ UNSCRIPTED = [
     "optim/apple-classical-client-decay",
     "optim/apple-momentum-decay",
     "optim/apple-nesterov-clip-step-server",
-    "perfedavg/worked-linear-adam-both-hf",
-    "perfedavg/worked-mlp-identity-hf-rounds",
-    "apfl/worked-mlp-ce-output-drawn",
     "lora/worked-mlp-personal",
-    "lora/worked-mlp-personal-all",
     "lora/worked-mlp-fedavg",
     "lora/worked-mlp-ffa",
     "lora/worked-mlp-ffa-uniform",
-    "lora/worked-mlp-hetlora-zero",
     "lora/worked-mlp-hetlora",
     "lora/worked-mlp-hetlora-keep",
     "lora/worked-mlp-hetlora-samples",
@@ -613,19 +618,8 @@ UNSCRIPTED = [
     "lora/worked-softmax-ffa",
     "lora/worked-softmax-hetlora-head",
     "fedala/worked-official",
-    "fedala/worked-p-tensors",
-    "fedala/worked-paper-partial",
-    "fedala/worked-partial-all",
-    "fedala/worked-pfllib-alone",
-    "fedala/worked-pfllib-lr-trainings",
-    "fedala/worked-pfllib-run",
-    "fedala/worked-sum-first",
     "optim/fedala-adamw-server-step",
     "optim/fedala-nesterov-clip-step-server",
-    "fedproto/mlp-paper",
-    "fedproto/mlp-mse",
-    "fedproto/mlp-during",
-    "fedproto/mlp-uniform",
     "fedrod/mlp-paper",
     "fedrod/mlp-before",
     "fedrod/mlp-counts-pfllib",
@@ -877,6 +871,21 @@ class Trace:
             raise ValueError(f"{v} is not a double")
         self.exact[s] = f
         return (s, s, f)
+
+    def decimal(self, text):
+        """A constant the C holds as the double nearest the decimal TEXT
+        and the paper (and the vector's generator) states as that decimal:
+        the rounded name is the double, the exact one the decimal, so the
+        constant's own rounding is an error Gappa carries (PFLEGO's Adam
+        server: b1 = 0.9, b2 = 0.999, ε = 1e-8, make_adam.py; FedFomo's
+        P_ii = 1/10 under fedfomo.P_init = own_0.1 and the floor 10⁻⁹ of
+        the signed P update, pflref_exact_fedfomo.py)."""
+        f = Fraction(text)
+        near = Fraction(float(f))
+        r, x = gc.gappa_num(near), self.fresh("x")
+        self.exact[r] = near
+        self.lines.append(f"{x} = {f.numerator} / {f.denominator};")
+        return (r, x, f)
 
     def op(self, a, o, b):
         """a o b: rounded and exact."""
@@ -3451,25 +3460,31 @@ def pflego_mlp(spec):
     state lives per opt.state.  The C computes every z_j (one dgemm) before
     the residuals; the replay defines them row by row, the same values.
     With k > 1 and the cross-entropy, E is P − Y (softmax_rows) and T_jq =
-    Σ_c E_jc W2_cq (dgemm, dot_any_order).  The Adam server
-    (pflego.server = adam) is not replayed."""
+    Σ_c E_jc W2_cq (dgemm, dot_any_order).  With pflego.server = adam,
+    step 8 is adam_step of pflego.c on θ's entries, t the round's number
+    from 1, its moments m and v from 0 kept across rounds, b1, b2 and ε
+    the decimals the docs state (Trace.decimal):
+
+      c1 = 1 − pow(0.9, t), c2 = 1 − pow(0.999, t)   (Trace.libm)
+      m ← fl(1 − 0.9) ĝ + 0.9 m;  v ← fl(1 − 0.999) (ĝ ĝ) + 0.999 v
+      θ ← θ − (ρ (m / c1)) / (√(v / c2) + 1e-8)"""
     m = spec["model"]
     hp, sw, _ = accepted(
         spec, "pflego", {"rho", "pflego.beta"},
         {"pflego.head_step", "pflego.theta_weights", "pflego.server"},
-        what="rho and pflego.beta, head_step, theta_weights, the sgd "
-        "server, lr.schedule, opt.*", lr=True, opt=True)
+        what="rho and pflego.beta, head_step, theta_weights, server, "
+        "lr.schedule, opt.*", lr=True, opt=True)
     ce = m.get("loss", "cross_entropy") == "cross_entropy"
     if (m.get("kind"), m.get("activation", "relu")) != ("mlp", "identity") \
             or m.get("bn") or (m.get("k", 1) == 1) == ce:
         raise SystemExit("make_vectors: not an identity mlp with k = 1 and "
                          "a squared loss or k > 1 and the cross-entropy, "
                          "no bn")
-    if sw.get("pflego.server", "sgd") != "sgd" \
-            or sw.get("lr.count", "rounds") != "rounds" \
+    adam = sw.get("pflego.server", "sgd") == "adam"
+    if sw.get("lr.count", "rounds") != "rounds" \
             or spec.get("init", {}).get("kind") != "given":
         raise SystemExit("make_vectors: a PFLEGO spec outside this replay "
-                         "(the sgd server, lr.count = rounds, a given init)")
+                         "(lr.count = rounds, a given init)")
     blocks = model_blocks(spec)
     if any(per != (name in ("W2", "b2")) for name, _, _, per in blocks):
         raise SystemExit("make_vectors: pflego personalises exactly the "
@@ -3494,6 +3509,21 @@ def pflego_mlp(spec):
     v = {i: list(w) for i in range(N)}
     one, zero = t.const(1.0), t.const(0.0)
     out = []
+    if adam:
+        # adam_step's constants 1 − b1 and 1 − b2 (folded by the compiler,
+        # rounded once), ε, and its moments by entry
+        ab1, ab2 = t.decimal("0.9"), t.decimal("0.999")
+        a1, a2 = t.op(one, "-", ab1), t.op(one, "-", ab2)
+        eps = t.decimal("1e-8")
+        am, av = {}, {}
+
+    def adam_pow(b, k):
+        """pow(b̂, k) of the C library, b̂ the double of the decimal b:
+        within (k + 3) u of b^k relatively (Trace.libm), as b̂ = b (1 + e),
+        |e| <= u, moves b^k by at most k u (1 + u)^(k − 1), and pow is
+        trusted within one ulp, 2u (Trace.pow)."""
+        return t.libm(libm_pow(float(b[2]), float(k)), b[2] ** k,
+                      Fraction(k + 3, 2 ** 53), True)
 
     def head_grad(x, Phi, Y):
         """(G on the head entries, E, α) at x on the cache Φ."""
@@ -3571,8 +3601,21 @@ def pflego_mlp(spec):
         gh = [t.op(acc[p], "*", scale) if p in acc else zero
               for p in range(P)]
         out.append((("note", ri, None, None, "g_hat"), gh))
-        w = [t.op(w[p], "-", t.op(rho, "*", gh[p])) if p in acc else w[p]
-             for p in range(P)]                         # step 8
+        if adam:                                        # adam_step
+            w = list(w)
+            c1 = t.op(one, "-", adam_pow(ab1, ri + 1))
+            c2 = t.op(one, "-", adam_pow(ab2, ri + 1))
+            for p in body:
+                am[p] = t.op(t.op(a1, "*", gh[p]), "+",
+                             t.op(ab1, "*", am.get(p, zero)))
+                av[p] = t.op(t.op(a2, "*", t.op(gh[p], "*", gh[p])), "+",
+                             t.op(ab2, "*", av.get(p, zero)))
+                den = t.op(t.sqrt(t.op(av[p], "/", c2)), "+", eps)
+                w[p] = t.op(w[p], "-", t.op(
+                    t.op(rho, "*", t.op(am[p], "/", c1)), "/", den))
+        else:
+            w = [t.op(w[p], "-", t.op(rho, "*", gh[p])) if p in acc
+                 else w[p] for p in range(P)]          # step 8
         out.append((("server", ri, None, None, "w"), w))
         v = {i: [w[p] if p in body else vi[p] for p in range(P)]
              for i, vi in v.items()}
@@ -3863,7 +3906,7 @@ def fedfomo_run(spec):
     with a squared loss (model_setup), the downloads S_i^t given by the
     schedule (peers) or chosen at the round's start by the ε-greedy rule
     or the top M from its draws (peer_draws, fedfomo_choose), every switch
-    but the signed affinity update and the own upload ranked:
+    but the own upload ranked:
 
       round start   θ_n^{t−1} <- θ_n for every n                  (l. 1)
       participant i a = φ_i (anchor = post_train: θ_i^{t−1}); L_a = L_i(a)
@@ -3885,7 +3928,10 @@ def fedfomo_run(spec):
                     φ_i = a_p + Σ_n w_n fl(θ_n,p − a_p), n ascending, w_n
                     > 0 (none: a, or θ_i^{t−1} under no_positive =
                     keep_current)                                  (l. 5)
-                    P_{i,n} <- P_{i,n} + w_n (P_update = raw: + r_n)  (l. 8)
+                    P_{i,n} <- P_{i,n} + w_n (P_update = raw: + r_n;
+                    signed_abs_sum: + fl(r_n / s), s = |Σ_m r_m| (m
+                    ascending from 0), or 1e-9 when that is not above
+                    1e-9: a guard "order")                         (l. 8)
                     θ_i <- sgd_steps from φ_i on its batches with η   (l. 6)
                     (decayed, Steps; plain or by its optimizer, Optim)
 
@@ -3900,10 +3946,9 @@ def fedfomo_run(spec):
          "fedfomo.val_loss", "fedfomo.selection", "fedfomo.M_counts"},
         what="eta, val_batch, equal_rtol, the ε-greedy choice", lr=True,
         opt=True)
-    if sw.get("fedfomo.P_update", "weights") not in ("weights", "raw") or \
-            sw.get("fedfomo.self", "included") == "ranked":
+    if sw.get("fedfomo.self", "included") == "ranked":
         raise SystemExit("make_vectors: a fedfomo spec outside this replay "
-                         "(signed P update or the own upload ranked)")
+                         "(the own upload ranked)")
     t = Trace()
     m = spec["model"]
     P, data, nk, grad = model_setup(t, spec)
@@ -3916,7 +3961,8 @@ def fedfomo_run(spec):
     own = sw.get("fedfomo.self", "included") == "included"
     post = sw.get("fedfomo.anchor", "pre_train") == "post_train"
     keep = sw.get("fedfomo.no_positive", "anchor") == "keep_current"
-    raw = sw.get("fedfomo.P_update", "weights") == "raw"
+    update = sw.get("fedfomo.P_update", "weights")
+    floor = None
     B = int(hp.get("fedfomo.val_batch", 0)) \
         if sw.get("fedfomo.val_loss", "sample_mean") == "batch_mean" else 0
     zero, half = t.const(0.0), t.const(0.5)
@@ -3966,8 +4012,9 @@ def fedfomo_run(spec):
     w0 = given_init(t, spec, P)
     v = [w0] * N
     phi = [w0] * N
-    diag = {"zeros": zero, "own_0.1": t.const(0.1),
-            "identity": t.const(1.0)}[sw.get("fedfomo.P_init", "zeros")]
+    p_init = sw.get("fedfomo.P_init", "zeros")
+    diag = zero if p_init == "zeros" else t.const(1.0) \
+        if p_init == "identity" else t.decimal("0.1")
     aff = [[diag if n == i else zero for n in range(N)] for i in range(N)]
     out = []
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
@@ -4011,7 +4058,15 @@ def fedfomo_run(spec):
                                  w[n][0] == w[n][1] else t.op(w[n], "*", e))
                     phi[i].append(x)
             out.append((("note", ri, i, None, "phi"), phi[i]))
-            aff[i] = [add(pn, rn if raw else wn)                # l. 8
+            if update == "signed_abs_sum":                      # l. 8
+                floor = floor or t.decimal("1e-9")  # 10⁻⁹, as 1/10 above
+                size = t.abs(total(r))
+                big = size[2] > floor[2]
+                t.guards.append(("order", [floor, size] if big
+                                 else [size, floor], None))
+                scale = size if big else floor
+                r = [rn if is0(rn) else t.op(rn, "/", scale) for rn in r]
+            aff[i] = [add(pn, wn if update == "weights" else rn)
                       for pn, rn, wn in zip(aff[i], r, w)]
             out.append((("note", ri, i, None, "P"), aff[i]))
             out.append((("client_begin", ri, i, 0, "theta"), phi[i]))

@@ -29,7 +29,8 @@ written:
     apple.lambda_round = previous reads the last one; the cosine
     scheduler where apple.scheduler = exponential;
   * FedFomo (fedfomo_run), each switch read as its default where the
-    vector sets it: the weights added to P where fedfomo.P_update = raw,
+    vector sets it: the weights added to P where fedfomo.P_update = raw
+    or signed_abs_sum, P from zeros where fedfomo.P_init = own_0.1,
     the anchor where fedfomo.no_positive = keep_current, the client itself
     a candidate where fedfomo.self = excluded, the l2 distance where it is
     l1 or the per-tensor sum, and the sample mean where fedfomo.val_loss =
@@ -220,7 +221,10 @@ CASES = [
       "apple/worked-official-lr-exponential"]),
     ("FedFomo: P_update = weights", mv, "fedfomo_run",
      switch_default("fedfomo.P_update"),
-     ["fedfomo/worked-hand-raw", "fedfomo/worked-equal-rounding"]),
+     ["fedfomo/worked-hand-raw", "fedfomo/worked-equal-rounding",
+      "fedfomo/worked-draws-nvlabs"]),
+    ("FedFomo: P_init = zeros", mv, "fedfomo_run",
+     switch_default("fedfomo.P_init"), ["fedfomo/worked-draws-nvlabs"]),
     ("FedFomo: no_positive = anchor", mv, "fedfomo_run",
      switch_default("fedfomo.no_positive"), ["fedfomo/worked-linear-val-keep"]),
     ("FedFomo: self = included", mv, "fedfomo_run",
@@ -332,6 +336,12 @@ CASES = [
     ("PFLEGO: head_step = seed", mv, "pflego_mlp",
      switch_default("pflego.head_step"),
      ["pflego/worked-notes-c-exact-alpha"]),
+    ("PFLEGO: server = sgd", mv, "pflego_mlp",
+     switch_default("pflego.server"),
+     ["pflego/worked-adam-code", "pflego/worked-adam-exact-alpha"]),
+    ("PFLEGO: Adam's b1, b2 and ε as their doubles", mv.Trace, "decimal",
+     lambda orig, self, text: self.const(float(text)),
+     ["pflego/worked-adam-code"]),
     ("FedProto: distance = squared_l2", mv, "fedproto_run",
      switch_default("fedproto.distance"), ["fedproto/mlp-mse"]),
     ("FedProto: client_protos = trained", mv, "fedproto_run",
