@@ -25,16 +25,17 @@ no BLAS) or the linear model (model_setup); FedAlt and FedSim on the
 linear model with a split of w and b (pfl_run); fine-tuning, IFCA and
 Per-FedAvg on the quadratic model (finetune_run, ifca_run, perfedavg_run);
 pFedMe's inner loop alone with its exact proximal point on the quadratic
-model with d = 1 (prox_run, prox_point_1d); PFLEGO on the identity mlp
+model with d = 1, and on the linear model without θ̂ (prox_run,
+prox_point_1d); PFLEGO on the identity mlp
 (pflego_mlp, whose dgemm calls are modelled as the gemv ones below);
 APPLE on the linear model with every switch, preset and limited
 downloads (apple_run; its exact values, products of products, carried to
-SQRT_BITS bits, Trace.carried); FedFomo with its downloads given, on
-the quadratic model and on the linear model with validation splits, every
-switch but the own upload ranked, the downloads drawn by the ε-greedy
-choice or the top M too (fedfomo_run, fedfomo_choose); FedAMP on the linear model with every switch and its preset
-pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg); CFL on the quadratic and
-the linear model with both bipartitions, both cluster weights and the
+SQRT_BITS bits, Trace.carried); FedFomo on the quadratic model and on
+the linear model with validation splits, its downloads given or drawn
+(the ε-greedy choice or the top M, fedfomo_choose), every switch but the
+own upload ranked (fedfomo_run); FedAMP on the linear model with every
+switch and its preset pfllib (fedamp_run; e^{−d/σ} by Trace.exp_neg);
+CFL on the quadratic and the linear model with both bipartitions, both cluster weights and the
 guards (cfl_run; Algorithm 1 itself on the exact similarities,
 cfl_bipartition); fine-tuning on the linear model after FedAvg's rounds
 (finetune_linear); interpolation with α on the grid (interp_grid);
@@ -719,6 +720,7 @@ VECTORS = [
     "perfedavg/worked-linear-pfedme-repo",
     "perfedavg/worked-linear-minibatch-hf",
     "prox/worked-seed003-inner-loop",
+    "prox/worked-linear-lambda0-mu0",
     "fedalt/worked-notes-a-stateful",
     "fedalt/worked-notes-a-stateless",
     "fedalt/worked-notes-a-uniform",
@@ -3069,14 +3071,19 @@ def prox_point_1d(t, A, C, w, lam, mu):
 def prox_run(spec):
     """[(record key, [value per entry])] of the algorithm prox (pFedMe's
     inner loop on its own, ref/algorithms/prox.c) on the quadratic model
-    with d = 1: per client and batch prox_inner from θ = w (reset) or the
-    client's last θ (warm), then the exact θ̂ (prox_point_1d), noted at
-    step (q + 1) K; w never moves."""
+    with d = 1, or on the linear model with λ + μ = 0 (no θ̂): per client
+    and batch prox_inner from θ = w (reset) or the client's last θ (warm),
+    then the exact θ̂ (prox_point_1d) when λ + μ > 0, noted at step (q +
+    1) K; w never moves.  (On the linear model θ̂ is conjugate gradients
+    stopped at a relative residual of 1e-15, a stop the exact replay
+    cannot show the C takes: proofs/README.md.)"""
     hp, sw, _ = accepted(spec, "prox", ({"lambda", "eta_p", "K"},
                                         {"pfedme.mu"}),
                          {"pfedme.theta_start"}, what="the quadratic model "
-                         "with d = 1")
-    if spec["model"]["kind"] != "quadratic" or spec["model"]["d"] != 1:
+                         "with d = 1, or the linear model without θ̂")
+    note = hp["lambda"] + hp.get("pfedme.mu", 0.0) > 0
+    if (spec["model"]["kind"], spec["model"]["d"]) != ("quadratic", 1) \
+            and (spec["model"]["kind"] != "linear" or note):
         raise SystemExit("make_vectors: a prox spec outside this replay")
     reset = sw.get("pfedme.theta_start", "reset") == "reset"
     t = Trace()
@@ -3093,8 +3100,9 @@ def prox_run(spec):
             for q, batch in enumerate(rd["batches"][j]):
                 th = prox_inner(t, lambda x: grad(i, x, batch), th, w, lam,
                                 mu, etap, K, out, (ri, i, q * K))
-                out.append((("note", ri, i, (q + 1) * K, "theta_hat"),
-                            prox_point_1d(t, *data[i], w, lam, mu)))
+                if note:
+                    out.append((("note", ri, i, (q + 1) * K, "theta_hat"),
+                                prox_point_1d(t, *data[i], w, lam, mu)))
             out.append((("client_end", ri, i, None, "theta"), th))
             v[i] = th
     for i in sorted(v):
