@@ -22,6 +22,11 @@ answer must
   * not be read at all without GAPPA_CACHE_READ (PROOFS_CACHE=none and
     rebuild).
 
+Through enclosure.py, which gives Gappa the script without its comment
+lines (gappa_common.run_uncommented), the answer recorded for that text
+(make_vectors.py's search for the bounds) must stand in, and so must an
+answer recorded for the full text; another text runs Gappa.
+
     python3 tests/lint/test_gappa_cache.py   (make check-lint runs it)
 
 Exit status: 0 every case as expected, 1 otherwise.
@@ -36,6 +41,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MEMO = os.path.join(ROOT, "proofs", "gappa", "memo.py")
+ENCLOSURE = os.path.join(ROOT, "proofs", "gappa", "enclosure.py")
 
 FAKE = """#!/bin/sh
 if [ "${1:-}" = --version ]; then echo "Gappa $FAKE_GAPPA_VERSION"; exit 0; fi
@@ -69,8 +75,9 @@ class Case:
             f.write(text)
         return p
 
-    def memo(self, script, read=False, write=False):
-        """(exit, output, Gappa runs it took)."""
+    def memo(self, script, read=False, write=False, tool=MEMO):
+        """(exit, output, Gappa runs it took) of TOOL (memo.py, or
+        enclosure.py) on SCRIPT."""
         env = dict(os.environ)
         env["PATH"] = self.bin + os.pathsep + env.get("PATH", "")
         env["FAKE_GAPPA_VERSION"] = self.version
@@ -79,7 +86,7 @@ class Case:
         env["GAPPA_CACHE_WRITE"] = self.cache if write else ""
         env.pop("GAPPA_CACHE_LOG", None)
         before = self.count()
-        r = subprocess.run([sys.executable, MEMO, script], env=env,
+        r = subprocess.run([sys.executable, tool, script], env=env,
                            capture_output=True, text=True)
         return r.returncode, r.stdout, self.count() - before
 
@@ -148,6 +155,27 @@ def main():
                (rc, rcb), (1, 1))
         expect("a recorded refusal keeps Gappa's words",
                "some properties were not satisfied" in out, True)
+
+        # an enclosure script: Gappa reads it without its comment lines,
+        # the text make_vectors.py's search for its bounds gave Gappa, so
+        # that search's recorded answer serves; an answer recorded for
+        # the full text (before scripts were stripped) serves too
+        search = c.script("search.g", "{ y in ? }\n")
+        rc, out, runs = c.memo(search, read=True, write=True)
+        expect("the bounds' search: Gappa runs", runs, 1)
+        encl = c.script("encl.g", "# check: enclosure\n{ y in ? }\n"
+                        "# goal: |y| <= 1\n")
+        rc, out, runs = c.memo(encl, read=True, tool=ENCLOSURE)
+        expect("an enclosure script after its search: no run", runs, 0)
+        other = c.script("other.g", "# check: enclosure\n{ y in ? }\n"
+                         "{ w in ? }\n# goal: |y| <= 1\n")
+        rc, out, runs = c.memo(other, read=True, tool=ENCLOSURE)
+        expect("an enclosure script another search: Gappa runs", runs, 1)
+        full = c.script("full.g", "# check: enclosure\n{ v in ? }\n")
+        rc, out, runs = c.memo(full, read=True, write=True)
+        expect("the full text recorded: Gappa runs", runs, 1)
+        rc, out, runs = c.memo(full, read=True, tool=ENCLOSURE)
+        expect("an enclosure script's full-text answer: no run", runs, 0)
 
         path = os.path.join(c.cache, key + ".json")
         with open(path) as f:

@@ -55,7 +55,15 @@ written:
     the cross-entropy mlp, and Adam's b1, b2 and ε taken as their doubles
     rather than the decimals the docs state; FedProto's distance, client prototypes and
     weights, and FedRoD's features and initial personal head read as
-    their defaults; FedRoD's given class counts dropped.
+    their defaults; FedRoD's given class counts dropped;
+  * layer lists (layers_forward, layers_backward, dropout_feed): the
+    backward pass through a relu without its mask (the layer lists'
+    vectors, FedProto's and FedRoD's body gradients among them);
+    dropout's kept entries
+    not rescaled by fl(1/(1 − p)); each round's dropout passes taken in
+    reverse order (Ditto's personal and global steps, APFL's two
+    gradients, Per-FedAvg HF's passes); FedFomo's validation losses as
+    training passes (taking masks) where fedfomo.val_mode = eval.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -140,6 +148,14 @@ def hyper_dropped(name):
                                   alg["hyperparameters"].items() if k != name}
         return orig(dict(spec, algorithm=alg))
     return wrong
+
+
+def reversed_passes(schedule):
+    """SCHEDULE with each participant's dropout passes of each round in
+    reverse order (a replay taking its passes out of the run's order)."""
+    rounds = [dict(rd, dropout=[list(reversed(p)) for p in rd["dropout"]])
+              if "dropout" in rd else rd for rd in schedule["rounds"]]
+    return dict(schedule, rounds=rounds)
 
 
 def uniform_decay(self):
@@ -357,6 +373,23 @@ CASES = [
      lambda orig, spec: orig(dict(spec, init={
          k: x for k, x in spec["init"].items() if k != "class_counts"})),
      ["fedrod/mlp-counts-pfllib"]),
+    ("dropout: kept entries not rescaled", mv, "dropout_scale",
+     lambda orig, t, p: t.const(1.0),
+     ["layers/fedavg-mlp-dropout", "layers/ditto-mlp-dropout"]),
+    ("dropout: a round's passes in reverse order", mv, "dropout_feed",
+     lambda orig, spec: orig(dict(spec, schedule=reversed_passes(
+         spec["schedule"]))),
+     ["layers/ditto-mlp-dropout", "layers/apfl-mlp-dropout-adaptive",
+      "layers/perfedavg-mlp-dropout-hf"]),
+    ("relu: no mask in the backward pass", mv, "layers_backward",
+     lambda orig, t, layers, blocks, w, ins, keep, E, g: orig(
+         t, layers, blocks, w, ins,
+         [[[True] * len(r) for r in kp] if L["type"] == "relu" else kp
+          for L, kp in zip(layers, keep)], E, g),
+     ["layers/fedavg-mlp3-half-squared", "fedproto/layers-pfllib",
+      "fedrod/layers-paper"]),
+    ("FedFomo: val_mode = train", mv, "fedfomo_run",
+     switch_default("fedfomo.val_mode"), ["layers/fedfomo-mlp-dropout-eval"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
      lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
      ["cfl/worked-counterexample-optimal"]),
