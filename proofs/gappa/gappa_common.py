@@ -37,7 +37,9 @@ def run(script, timeout=None):
     it ran longer than TIMEOUT seconds.  Where the environment names
     answer folders (GAPPA_CACHE_READ, GAPPA_CACHE_WRITE: proofs/run.sh
     sets them, see recorded()), Gappa's recorded answer to the identical
-    script stands in for a run."""
+    script stands in for a run.  A run stopped by a signal (Gappa's
+    crash, or a kill: a negative status) is no answer and is not
+    recorded."""
     read = os.environ.get("GAPPA_CACHE_READ", "")
     write = os.environ.get("GAPPA_CACHE_WRITE", "")
     if not read and not write:
@@ -51,7 +53,7 @@ def run(script, timeout=None):
             return got
         note_answer("missed")
     rc, out = run_live(script, timeout)
-    if write and rc is not None:
+    if write and rc is not None and rc >= 0:   # a signal is no verdict
         record(write, key, ver, rc, out)
         note_answer("written")
     return rc, out
@@ -107,7 +109,8 @@ def answer_key(script, version):
 def recorded(folder, key, version):
     """(exit status, output) recorded under KEY in FOLDER, or None when
     there is none, or the entry is not a well-formed answer of this Gappa
-    to this key (such an entry is ignored: Gappa runs)."""
+    to this key, or its status is a signal's (such an entry is ignored:
+    Gappa runs)."""
     try:
         with open(os.path.join(folder, key + ".json"),
                   encoding="utf-8") as f:
@@ -116,7 +119,7 @@ def recorded(folder, key, version):
         return None
     if (not isinstance(e, dict) or e.get("key") != key
             or e.get("gappa") != version
-            or type(e.get("exit")) is not int
+            or type(e.get("exit")) is not int or e["exit"] < 0
             or not isinstance(e.get("output"), str)):
         return None
     return e["exit"], e["output"]

@@ -53,7 +53,14 @@ dropout_feed; layers_loss and linear_eval for its losses), FedAvg,
 Ditto, fine-tuning, FedAlt, CFL, APFL, Per-FedAvg (its exact variant's
 Hessian-vector product by layers_hvp), FedFomo,
 IFCA (its estimates training passes with masks of their own, or
-evaluation passes), interpolation's grid and pFedHN.
+evaluation passes), interpolation's grid and pFedHN; and with batch
+normalisation (batchnorm1d in a layer list, or an mlp's own:
+mlp_bn_layers; bn_forward, bn_backward, its running statistics moved by
+bn_move after each gradient pass, averaged or, under bn.aggregate =
+parameters_only, each client's own), FedAvg, local training, Ditto,
+FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
+preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
+FedBN (fedbn_run).
 Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
@@ -267,7 +274,16 @@ SPREAD = [
 # the central difference's cancellation); and FedFomo's preset official
 # with its downloads drawn (worked-draws-nvlabs: 3.35e-10 against 1.96e-12
 # at P in round 3, whose signed update adds r_n / |Σ_m r_m|, each r_n a
-# loss difference over an l1 distance).
+# loss difference over an l1 distance); FedBN's hidden unit on relu's kink
+# (fedbn/worked-relu-kink: u = 0 exactly, so the relu's side is the
+# rounded u's sign, which a bound of 9.4e-16 around 0 cannot decide) and
+# its regression with the samples weights and the biased running variance
+# (fedbn/worked-samples-biased: 3.52e-12 against 3e-12 at record 12), its
+# two rounds with the cross-entropy (fedbn/worked-ce-two-rounds: 5.64e-11
+# against 4.03e-12 at record 7), and local training through batchnorm1d
+# (layers/local-bn1d-mlp-two-rounds: 5.97e-13 against 4.92e-13 at record
+# 9): batch normalisation's backward pass cancels (M G − Σ G − x̂ Σ G x̂),
+# which a per-operation bound does not see.
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -293,6 +309,10 @@ REPLAYED = [
     "fedala/worked-stop-boundary",
     "perfedavg/worked-mlp-identity-hf-rounds",
     "fedfomo/worked-draws-nvlabs",
+    "fedbn/worked-relu-kink",
+    "fedbn/worked-samples-biased",
+    "fedbn/worked-ce-two-rounds",
+    "layers/local-bn1d-mlp-two-rounds",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -644,60 +664,184 @@ LAYERS = [
     "layers/perfedavg-mlp-dropout-exact",
 ]
 
+# Batch normalisation (batchnorm1d in a layer list, or an mlp's own,
+# mlp_bn_layers): training passes on the batch's statistics (bn_forward,
+# bn_backward: the square root and the divisions one rounding each), the
+# running statistics moved after each gradient pass (bn_move; bn.running,
+# bn.running_var, fedbn.running_var), frozen in the optimizers and the
+# proximal terms, averaged with the rest or each client's own
+# (bn.aggregate = parameters_only), under FedAvg, local training, Ditto,
+# FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
+# preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
+# FedBN (fedbn_run).
+BN = [
+    "fedbn/worked-ce-pfllib",
+    "fedbn/worked-ld-partial",
+    "fedbn/worked-momentum-client",
+    "fedbn/worked-notes-a1",
+    "fedbn/worked-shared-baseline",
+    "fedbn/worked-squared-drawn",
+    "layers/apfl-bn1d-mlp-pfllib-keep",
+    "layers/ditto-bn1d-mlp-pfllib-keep",
+    "layers/ditto-bn1d-mlp-two-rounds",
+    "layers/fedalt-bn1d-mlp-fedrep-head",
+    "layers/fedalt-bn1d-mlp-fedrep-keep",
+    "layers/fedavg-bn1d-mlp-frozen",
+    "layers/fedavg-bn1d-mlp-pfllib-keep",
+    "layers/fedavg-bn1d-mlp-pfllib-keep-first-upload",
+    "layers/fedavg-bn1d-mlp-squared",
+    "layers/fedbn-bn1d-mlp-dropout",
+    "layers/fedbn-bn1d-mlp-samples",
+    "layers/feddyn-bn1d-mlp-pfllib-keep",
+    "layers/fedprox-bn1d-mlp-pfllib-keep",
+    "layers/fedsim-bn1d-mlp-fedper-pfllib-keep",
+    "layers/finetune-bn1d-mlp-prox-full",
+    "layers/ifca-bn1d-mlp-model-eval",
+    "layers/ifca-bn1d-mlp-model-given-models",
+    "optim/apfl-adam-personal-client-bn-frozen",
+    "optim/apfl-momentum-shared-server-bn-biased",
+    "optim/cfl-adam-personal-client-decay-bn-frozen",
+    "optim/cfl-classical-shared-server-step-bn-biased",
+    "optim/cfl-momentum-weights-client-bn-biased",
+    "optim/ditto-adam-personal-client-bn-biased",
+    "optim/ditto-momentum-shared-client-bn-frozen",
+    "optim/fedalt-adam-client-bn-frozen",
+    "optim/fedalt-momentum-server-bn-biased",
+    "optim/fedavg-adam-personal-client-bn-biased",
+    "optim/fedavg-classical-shared-server-bn-frozen",
+    "optim/fedbn-adam-personal-server",
+    "optim/fedbn-adamw-shared-client-decay-biased",
+    "optim/fedbn-classical-weights-client",
+    "optim/fedbn-nesterov-clip-step-server-frozen",
+    "optim/feddyn-adam-client-bn-frozen",
+    "optim/feddyn-adam-server-bn-biased",
+    "optim/fedprox-adam-client-bn-frozen",
+    "optim/fedprox-adam-server-bn-biased",
+    "optim/fedsim-adam-client-bn-frozen",
+    "optim/fedsim-momentum-server-bn-biased",
+    "optim/finetune-adam-server-bn-biased",
+    "optim/finetune-adamw-client-decay-bn-frozen",
+    "optim/ifca-adam-personal-client-decay-bn-frozen",
+    "optim/ifca-classical-shared-server-step-bn-biased",
+    "optim/ifca-momentum-weights-client-bn-biased",
+    "optim/interp-adam-personal-client-decay-bn-frozen",
+    "optim/interp-classical-shared-server-decay-bn-biased",
+    "optim/interp-nesterov-clip-step-server-bn-biased",
+    "optim/local-adam-personal-client-bn-frozen",
+    "optim/local-classical-shared-client-bn-biased",
+    "optim/pfedhn-bn-biased",
+    "optim/pfedhn-bn-frozen",
+    "optim/scaffold-adam-client-bn-frozen",
+    "optim/scaffold-adam-server-bn-biased",
+]
+
 # Vectors of the lists above that the replays reproduce
 # (tests/lint/test_make_vectors.py checks it) but that have no Gappa script
 # (with its recorded answer) yet: Gappa's search on them has not been run
-# to its end (their scripts run to some 20,000 lines), so their tolerances
+# to its end (their scripts run to some 30,000 lines), so their tolerances
 # stay judgement.  To script one: take it out of this list, then, with
 # GAPPA_CACHE_READ and GAPPA_CACHE_WRITE naming proofs/gappa/cache, run
 # `make_vectors.py DIR/ID` (Gappa's search, its answer recorded) and
 # `enclosure.py` on the script written (the check, which reads that
-# answer: gappa_common.run_uncommented).
+# answer: gappa_common.run_uncommented), under `ulimit -s unlimited`:
+# on the longest scripts Gappa can overflow the default 8 MiB stack and
+# stop on a signal (exit −11; fedbn/worked-ce-two-rounds did, and ran to
+# its end with the stack unlimited), which gappa_common.run does not
+# record.
 UNSCRIPTED = [
-    "optim/apple-adam-client",
-    "optim/apple-adamw-client-eta-p",
-    "optim/apple-nesterov-clip-step-server",
-    "lora/worked-mlp-fedavg",
-    "lora/worked-mlp-ffa",
-    "lora/worked-mlp-ffa-uniform",
-    "lora/worked-mlp-hetlora",
-    "lora/worked-mlp-hetlora-keep",
-    "lora/worked-mlp-hetlora-samples",
-    "lora/worked-mlp-hetlora-uniform",
-    "lora/worked-softmax-ffa",
-    "optim/fedala-adamw-server-step",
-    "optim/fedala-nesterov-clip-step-server",
-    "fedrod/mlp-paper",
+    "fedrod/mlp-counts-pfllib",
+    # Gappa's search stopped on a signal (exit −11), as on a stack overflow
+    "optim/fedproto-classical-personal-client",
+    "layers/perfedavg-mlp-dropout-hf",
+    "layers/cfl-mlp-dropout-split",
+    "layers/apfl-mlp-dropout-adaptive",
+    # Gappa's search stopped on a signal (exit −11), as on a stack overflow
+    "fedbn/worked-ce-pfllib",
+    "fedbn/worked-ld-partial",
+    "fedbn/worked-momentum-client",
+    "fedbn/worked-shared-baseline",
+    "fedrod/layers-paper",
+    "fedrod/layers-pfllib",
+    "fedrod/layers-pfllib-lr-trainings",
+    # Gappa's search stopped on a signal (exit −11), as on a stack overflow
     "fedrod/mlp-before",
     "fedrod/mlp-drawn",
     "fedrod/mlp-generic",
+    "fedrod/mlp-paper",
+    "layers/apfl-bn1d-mlp-pfllib-keep",
+    "layers/ditto-bn1d-mlp-pfllib-keep",
+    "layers/ditto-bn1d-mlp-two-rounds",
+    "layers/fedalt-bn1d-mlp-fedrep-head",
+    "layers/fedalt-bn1d-mlp-fedrep-keep",
+    "layers/fedavg-bn1d-mlp-pfllib-keep",
+    "layers/fedavg-bn1d-mlp-pfllib-keep-first-upload",
+    "layers/fedavg-bn1d-mlp-squared",
+    "layers/fedbn-bn1d-mlp-dropout",
+    "layers/fedbn-bn1d-mlp-samples",
+    "layers/feddyn-bn1d-mlp-pfllib-keep",
+    "layers/fedfomo-mlp-dropout-eval",
+    "layers/fedfomo-mlp-dropout-peers",
+    "layers/fedprox-bn1d-mlp-pfllib-keep",
+    "layers/fedsim-bn1d-mlp-fedper-pfllib-keep",
+    "layers/finetune-bn1d-mlp-prox-full",
+    "layers/ifca-bn1d-mlp-model-eval",
+    "layers/ifca-bn1d-mlp-model-given-models",
+    "layers/ifca-mlp-dropout-estimate-train",
+    "layers/ifca-mlp-dropout-eval",
+    "layers/interp-mlp-dropout-grid",
+    "layers/pfedhn-mlp-dropout-linear-hn",
+    "lora/worked-mlp-hetlora-keep",
+    "lora/worked-mlp-hetlora-samples",
+    "optim/apfl-adam-personal-client-bn-frozen",
+    "optim/apfl-momentum-shared-server-bn-biased",
+    "optim/apple-adamw-client-eta-p",
+    "optim/apple-nesterov-clip-step-server",
+    "optim/cfl-adam-personal-client-decay-bn-frozen",
+    "optim/cfl-classical-shared-server-step-bn-biased",
+    "optim/cfl-momentum-weights-client-bn-biased",
+    "optim/ditto-adam-personal-client-bn-biased",
+    "optim/ditto-momentum-shared-client-bn-frozen",
+    "optim/fedala-adamw-server-step",
+    "optim/fedala-nesterov-clip-step-server",
+    "optim/fedalt-adam-client-bn-frozen",
+    "optim/fedalt-momentum-server-bn-biased",
+    "optim/fedavg-adam-personal-client-bn-biased",
+    "optim/fedavg-classical-shared-server-bn-frozen",
+    "optim/fedbn-adam-personal-server",
+    "optim/fedbn-adamw-shared-client-decay-biased",
+    "optim/fedbn-classical-weights-client",
+    "optim/fedbn-nesterov-clip-step-server-frozen",
+    "optim/feddyn-adam-client-bn-frozen",
+    "optim/feddyn-adam-server-bn-biased",
+    "optim/fedproto-adam-server",
+    "optim/fedprox-adam-client-bn-frozen",
+    "optim/fedprox-adam-server-bn-biased",
+    "optim/fedrod-adam-server",
     "optim/fedrod-adamw-weights-client",
     "optim/fedrod-classical-shared-step-client",
     "optim/fedrod-momentum-decay",
     "optim/fedrod-nesterov-personal-client",
-    "fedrod/mlp-counts-pfllib",
-    "optim/fedproto-adam-server",
-    # Gappa stopped on a signal (exit −11) in its search on this one
-    "optim/fedproto-classical-personal-client",
-    "fedrod/layers-paper",
-    "fedrod/layers-pfllib",
-    "fedrod/layers-pfllib-lr-trainings",
-    "optim/fedrod-adam-server",
     "optim/fedrod-sgd-weights-layers",
-    "layers/cfl-mlp-dropout-split",
-    "layers/apfl-mlp-dropout-adaptive",
-    "layers/fedfomo-mlp-dropout-eval",
-    "layers/fedfomo-mlp-dropout-peers",
-    "layers/ifca-mlp-dropout-eval",
-    "layers/interp-mlp-dropout-grid",
-    "layers/pfedhn-mlp-dropout-linear-hn",
-    "layers/ifca-mlp-dropout-estimate-train",
-    "layers/perfedavg-mlp-dropout-hf",
+    "optim/fedsim-adam-client-bn-frozen",
+    "optim/fedsim-momentum-server-bn-biased",
+    "optim/finetune-adam-server-bn-biased",
+    "optim/finetune-adamw-client-decay-bn-frozen",
+    "optim/ifca-adam-personal-client-decay-bn-frozen",
+    "optim/ifca-classical-shared-server-step-bn-biased",
+    "optim/ifca-momentum-weights-client-bn-biased",
+    "optim/interp-adam-personal-client-decay-bn-frozen",
+    "optim/interp-classical-shared-server-decay-bn-biased",
+    "optim/interp-nesterov-clip-step-server-bn-biased",
+    "optim/local-adam-personal-client-bn-frozen",
+    "optim/pfedhn-bn-biased",
+    "optim/pfedhn-bn-frozen",
+    "optim/scaffold-adam-client-bn-frozen",
+    "optim/scaffold-adam-server-bn-biased",
 ]
 
 # The families whose scripts are written as Gappa's search ends
 LATE = OPTIM_LATE + MLP + LORA + PFLEGO + FEDALA + FEDPROTO + FEDROD \
-    + LAYERS
+    + LAYERS + BN
 
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
@@ -1357,26 +1501,32 @@ def model_blocks(spec):
     add_blocks) as [(name, [entries], bias?, personal?)]: quadratic w;
     linear w and b (bias default false); mlp W1 (h × d, row-major), b1,
     W2 (k × h), b2 (bias default true, hidden_bias default bias;
-    ref/io/spec_model.c); a layer list (layer_list) NAME.weight (out ×
-    in) and NAME.bias of each dense layer in list order
-    (ref/models/layers.c).  A bias is "b", "b1", "b2" or NAME.bias
-    (optim.c is_bias); personal: named in the spec's split, by name, by
-    its layer's NAME or by the group "input" (quadratic, linear: every
-    block; mlp: W1, b1; a layer list: the first dense layer's) or "head"
-    (quadratic, linear: every block; mlp: W2, b2; a layer list: the last
-    dense layer's), or in its preset's split when the spec has none
-    (pflref_split_from_names)."""
+    ref/io/spec_model.c), with bn its MLP_BN blocks after b1 (model.c
+    add_bn_blocks); a layer list (layer_list) NAME.weight (out × in) and
+    NAME.bias of each dense layer and NAME.weight (γ), NAME.bias (β),
+    NAME.running_mean, NAME.running_var of each batchnorm1d layer
+    (bn_kinds), in list order (ref/models/layers.c).  A bias is "b",
+    "b1", "b2" or NAME.bias (optim.c is_bias); personal: named in the
+    spec's split, by name, by its layer's NAME or by the group "input"
+    (quadratic, linear: every block; mlp: W1, b1; a layer list: the
+    first dense layer's) or "head" (quadratic, linear: every block; mlp:
+    W2, b2; a layer list: the last dense layer's), or in its preset's
+    split when the spec has none (pflref_split_from_names)."""
     m = spec["model"]
     kind, d = m["kind"], m.get("d")
     if kind == "layers":
         shape = []
-        for L in layer_list(m):
+        for L in layer_list(m, bn=True):
             if L["type"] == "dense":
                 shape.append((L["name"] + ".weight", L["out"] * L["in"],
                               L["first"], L["last"]))
                 if L["bias"]:
                     shape.append((L["name"] + ".bias", L["out"],
                                   L["first"], L["last"]))
+            elif L["type"] == "batchnorm1d":   # γ, β, r_μ, r_v
+                shape += [(L["name"] + "." + b, L["out"], False, False)
+                          for b in ("weight", "bias", "running_mean",
+                                    "running_var")]
     elif kind == "quadratic":
         shape = [("w", d, True, True)]
     elif kind == "linear":
@@ -1386,11 +1536,13 @@ def model_blocks(spec):
         k = m["k"]
         shape = [("W", k * d, True, True)] + \
             ([("b", k, True, True)] if m.get("bias") else [])
-    elif kind == "mlp" and not m.get("bn"):
+    elif kind == "mlp":
         h, k, bias = m["h"], m.get("k", 1), m.get("bias", True)
         shape = [("W1", h * d, True, False)] + \
             ([("b1", h, True, False)] if m.get("hidden_bias", bias)
-             else []) + [("W2", k * h, False, True)] + \
+             else []) + \
+            [(n, h, False, False) for n in MLP_BN if m.get("bn")] + \
+            [("W2", k * h, False, True)] + \
             ([("b2", k, False, True)] if bias else [])
     else:
         raise SystemExit(f"make_vectors: the blocks of a {kind} model are "
@@ -1612,26 +1764,32 @@ def softmax_grad(t, m, blocks, X, Y, w, batch):
     return gW + gb
 
 
-def layer_list(m):
+def layer_list(m, bn=False):
     """The layers of a layer-list model (kind "layers", ref/models/layers.c)
-    that the replays run: dense, relu and dropout on a vector input, as
-    [{type, name, in, out, bias, p, first, last}] (a layer's name given or
-    its index; first/last: the first and the last parametrised layer, the
-    groups "input" and "head" of mark_groups).  Any other layer, or an
-    image input, is outside the replays."""
+    that the replays run: dense, relu and dropout on a vector input, and,
+    for a replay that runs batch normalisation (BN), batchnorm1d, as
+    [{type, name, in, out, bias, p, eps, momentum, first, last}] (a
+    layer's name given or its index; eps, momentum: batchnorm1d's ε and ρ,
+    defaults 1e-5 and 0.1, ref/io/spec_model.c; first/last: the first and
+    the last parametrised layer, the groups "input" and "head" of
+    mark_groups, which the replays require to be dense).  Any other
+    layer, or an image input, is outside the replays."""
     if len(m.get("input", [])) != 1:
         raise SystemExit("make_vectors: a layer list on an image input is "
                          "outside the replays")
+    kinds = ("dense", "relu", "dropout") + (("batchnorm1d",) if bn else ())
     size, out = m["input"][0], []
     for i, L in enumerate(m["layers"]):
         kind = L["type"]
-        if kind not in ("dense", "relu", "dropout"):
-            raise SystemExit(f"make_vectors: a {kind} layer is outside the "
-                             "replays")
+        if kind not in kinds:
+            raise SystemExit(f"make_vectors: a {kind} layer is outside "
+                             "this replay")
         n_out = L["out"] if kind == "dense" else size
         out.append({"type": kind, "name": L.get("name", str(i)), "in": size,
                     "out": n_out, "bias": L.get("bias", True),
-                    "p": L.get("p", 0.5), "first": False, "last": False})
+                    "p": L.get("p", 0.5), "eps": L.get("eps", 1e-5),
+                    "momentum": L.get("momentum", 0.1), "first": False,
+                    "last": False})
         size = n_out
     dense = [L for L in out if L["type"] == "dense"]
     if not dense or dense[0] is out[0] and dense[0]["out"] == 1:
@@ -1639,7 +1797,36 @@ def layer_list(m):
         # dgemv (layers_ops.c linear_form), not replayed here
         raise SystemExit("make_vectors: a layer list without a dense "
                          "layer of several outputs first")
+    params = [L for L in out if L["type"] in ("dense", "batchnorm1d")]
+    if params[0] is not dense[0] or params[-1] is not dense[-1]:
+        raise SystemExit("make_vectors: a layer list whose first or last "
+                         "parametrised layer is not dense")
     dense[0]["first"] = dense[-1]["last"] = True
+    return out
+
+
+# The blocks of an mlp's batch normalisation (model.bn), in BatchNorm1d's
+# state_dict order (ref/models/model.c add_bn_blocks): γ, β, r_μ, r_v
+MLP_BN = ("bn_gamma", "bn_beta", "bn_running_mean", "bn_running_var")
+
+
+def bn_kinds(spec):
+    """{block name: "param" (γ, β) or "buffer" (r_μ, r_v)} of the
+    batchnorm1d layers of a layer list (ref/models/layers.c layer_blocks:
+    is_buffer, is_bn) or of an mlp's batch normalisation (MLP_BN); {} for
+    any other model."""
+    m = spec["model"]
+    if m.get("kind") == "mlp" and m.get("bn"):
+        return dict(zip(MLP_BN, ("param", "param", "buffer", "buffer")))
+    if m.get("kind") != "layers":
+        return {}
+    out = {}
+    for i, L in enumerate(m["layers"]):
+        if L["type"] == "batchnorm1d":
+            n = L.get("name", str(i))
+            out.update({n + ".weight": "param", n + ".bias": "param",
+                        n + ".running_mean": "buffer",
+                        n + ".running_var": "buffer"})
     return out
 
 
@@ -1680,7 +1867,9 @@ def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
                guard "lt" (or "le" at an exact 0: relu(0) = 0, the C's
                a > 0.0 false), so that the rounded a takes the same side
       dropout  y = x · s where m = 1, 0 where m = 0, s = fl(1/(1 − p))
-               (drop_apply: PyTorch's one rounding, not x/(1 − p))"""
+               (drop_apply: PyTorch's one rounding, not x/(1 − p))
+      batchnorm1d  bn_forward (its KEEP entry the pass's x̂ and
+               statistics)"""
     zero = t.const(0.0)
     at = {name: ent for name, ent, _, _ in blocks}
     ins, keep, cur = [], [], rows
@@ -1706,6 +1895,9 @@ def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
             cur = [[a if o else zero for a, o in zip(row, ro)]
                    for row, ro in zip(cur, on)]
             keep.append(on)
+        elif L["type"] == "batchnorm1d":
+            cur, kp = bn_forward(t, L, at, w, cur, train)
+            keep.append(kp)
         elif not train:
             keep.append(None)
         else:
@@ -1732,7 +1924,9 @@ def layers_backward(t, layers, blocks, w, ins, keep, E, g):
     mlp_dense_backward(dY, X, α) and, above the first parametrised layer,
     dX := dY W (pflref_gemm, beta 0: one product when out = 1, else
     dot_any_order); relu dX = dY where y > 0, else 0 (a mask,
-    act_backward); dropout dX = dY · s where m = 1, else 0."""
+    act_backward); dropout dX = dY · s where m = 1, else 0; batchnorm1d
+    bn_backward (its buffers' entries of g left None: no gradient, never
+    stepped)."""
     one, zero = t.const(1.0), t.const(0.0)
     at = {name: ent for name, ent, _, _ in blocks}
     alpha = t.op(one, "/", t.const(float(len(E))))
@@ -1754,6 +1948,8 @@ def layers_backward(t, layers, blocks, w, ins, keep, E, g):
         elif L["type"] == "relu":
             E = [[e if o else zero for e, o in zip(row, ro)]
                  for row, ro in zip(E, keep[i])]
+        elif L["type"] == "batchnorm1d":
+            E = bn_backward(t, L, at, w, keep[i], E, g)
         else:
             on, s = keep[i]
             E = [[t.op(e, "*", s) if o else zero for e, o in zip(row, ro)]
@@ -1761,12 +1957,169 @@ def layers_backward(t, layers, blocks, w, ins, keep, E, g):
     return g
 
 
-def layers_grad(t, m, layers, blocks, X, Y, w, batch, masks=None):
+def mlp_bn_layers(spec):
+    """(layers, blocks) of an mlp with batch normalisation (model.bn) as
+    the layer list it computes (ref/models/mlp.c, whose bn_forward and
+    bn_backward are batchnorm1d's operations in the same order): fc1 (d →
+    h, bias hidden_bias), bn (ε = bn_eps, ρ = bn_momentum), relu (or
+    nothing for the identity), fc2 (h → k, bias), with model_blocks'
+    entries under the layers' block names (fc1.weight for W1, bn.weight
+    for bn_gamma, ...)."""
+    m = spec["model"]
+    if "dropout" in m:
+        raise SystemExit("make_vectors: an mlp with dropout is outside the "
+                         "replays")
+    d, h, k, bias = m["d"], m["h"], m.get("k", 1), m.get("bias", True)
+    hb = m.get("hidden_bias", bias)
+    act = m.get("activation", "relu")
+    if act not in ("relu", "identity"):
+        raise SystemExit(f"make_vectors: the activation {act} is outside "
+                         "the replays")
+
+    def layer(kind, name, n_in, n_out, b):
+        return {"type": kind, "name": name, "in": n_in, "out": n_out,
+                "bias": b, "p": 0.5, "eps": m.get("bn_eps", 1e-5),
+                "momentum": m.get("bn_momentum", 0.1), "first": False,
+                "last": False}
+    layers = [layer("dense", "fc1", d, h, hb), layer("batchnorm1d", "bn",
+                                                     h, h, True)] + \
+        ([layer("relu", "act", h, h, False)] if act == "relu" else []) + \
+        [layer("dense", "fc2", h, k, bias)]
+    layers[0]["first"] = layers[-1]["last"] = True
+    rename = dict(zip(("W1", "b1", "W2", "b2") + MLP_BN,
+                      ("fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias",
+                       "bn.weight", "bn.bias", "bn.running_mean",
+                       "bn.running_var")))
+    return layers, [(rename[n], ent, b, per)
+                    for n, ent, b, per in model_blocks(spec)]
+
+
+def bn_forward(t, L, at, w, rows, train):
+    """Batchnorm1d layer L on ROWS at w (pflref_bn_forward, ref/models/
+    layers_conv.c; torch.nn.BatchNorm1d; Ioffe & Szegedy 2015, Alg. 1) as
+    (its output rows, its KEEP entry), per feature c in order:
+
+      training    sum := Σ_j a_j from 0, μ = sum / M;  sq := Σ_j (a_j −
+                  μ)(a_j − μ) from 0, s² = sq / M  (M = nb, a double)
+      evaluation  μ = r_μ, s² = r_v
+      s = √(s² + ε);  x̂_j = (a_j − μ) / s;  u_j = γ x̂_j + β
+
+    KEEP: {"train", "xhat" (rows), "s", "mu", "var" (per feature), "nb"}."""
+    n, C = L["name"], L["out"]
+    gam, bet, rmu, rv = ([w[p] for p in at[n + "." + b]]
+                         for b in ("weight", "bias", "running_mean",
+                                   "running_var"))
+    M, eps = t.const(float(len(rows))), t.const(L["eps"])
+    xhat = [[None] * C for _ in rows]
+    out = [[None] * C for _ in rows]
+    kp = {"train": train, "xhat": xhat, "s": [], "mu": [], "var": [],
+          "nb": len(rows)}
+    for c in range(C):
+        mu, var = rmu[c], rv[c]
+        if train:
+            total = t.const(0.0)
+            for x in rows:
+                total = t.op(total, "+", x[c])
+            mu = t.op(total, "/", M)
+            sq = t.const(0.0)
+            for x in rows:
+                dev = t.op(x[c], "-", mu)
+                sq = t.op(sq, "+", t.op(dev, "*", dev))
+            var = t.op(sq, "/", M)
+        sd = t.sqrt(t.op(var, "+", eps))
+        for j, x in enumerate(rows):
+            xhat[j][c] = t.op(t.op(x[c], "-", mu), "/", sd)
+            out[j][c] = t.op(t.op(gam[c], "*", xhat[j][c]), "+", bet[c])
+        kp["mu"].append(mu)
+        kp["var"].append(var)
+        kp["s"].append(sd)
+    return out, kp
+
+
+def bn_backward(t, L, at, w, kp, E, g):
+    """The training-mode backward pass of batchnorm1d layer L from the
+    signal E = ∂ℓ/∂u (pflref_bn_backward, bn_channel_sums), per feature c:
+    S₁ = Σ_j G_j and S₂ = Σ_j G_j x̂_j from 0 in batch order; g_γ = S₂ /
+    nb, g_β = S₁ / nb (the buffers r_μ, r_v get none: their entries of g
+    stay None); c_f = γ / (M s);  δ_j = c_f ((M G_j − S₁) − x̂_j S₂), the
+    signal down (M = nb).  An evaluation-mode pass's backward is outside
+    the replays."""
+    if not kp["train"]:
+        raise SystemExit("make_vectors: the backward pass of an "
+                         "evaluation-mode batch normalisation is outside "
+                         "the replays")
+    n, C, nb = L["name"], L["out"], len(E)
+    gam = [w[p] for p in at[n + ".weight"]]
+    M, xhat = t.const(float(nb)), kp["xhat"]
+    out = [list(row) for row in E]
+    for c in range(C):
+        s1, s2 = t.const(0.0), t.const(0.0)
+        for j in range(nb):
+            s1 = t.op(s1, "+", E[j][c])
+            s2 = t.op(s2, "+", t.op(E[j][c], "*", xhat[j][c]))
+        g[at[n + ".weight"][c]] = t.op(s2, "/", M)
+        g[at[n + ".bias"][c]] = t.op(s1, "/", M)
+        cf = t.op(gam[c], "/", t.op(M, "*", kp["s"][c]))
+        for j in range(nb):
+            out[j][c] = t.op(cf, "*", t.op(
+                t.op(t.op(M, "*", E[j][c]), "-", s1), "-",
+                t.op(xhat[j][c], "*", s2)))
+    return out
+
+
+def bn_buffers(spec):
+    """The entries of w that are running statistics (bn_kinds "buffer"):
+    no gradient, never stepped, outside the proximal terms."""
+    bn = bn_kinds(spec)
+    return {p for name, ent, _, _ in model_blocks(spec)
+            if bn.get(name) == "buffer" for p in ent}
+
+
+def bn_moved(grad, x):
+    """x after the training pass grad just took at it: its running
+    statistics moved (grad.move, model_setup), or x itself."""
+    move = getattr(grad, "move", None)
+    return x if move is None else move(x)
+
+
+def bn_move(t, blocks, stats, x, biased):
+    """x with its running statistics moved by the last training pass's
+    STATS ([(layer, KEEP entry)], layers_grad's bn_out), as
+    pflref_layers_bn_update: per batchnorm1d layer and feature, r_μ ←
+    (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ (f s²_B), f = fl(M/(M −
+    1)) (unbiased, PyTorch's; the C refuses M = 1) or 1 (BIASED: the
+    product by 1 left out, exact)."""
+    at = {name: ent for name, ent, _, _ in blocks}
+    x, one = list(x), t.const(1.0)
+    for L, kp in stats:
+        n, M = L["name"], kp["nb"]
+        if not biased and M < 2:
+            raise SystemExit("make_vectors: an unbiased running variance "
+                             "over one sample (the C refuses it)")
+        rho = t.const(L["momentum"])
+        keep = t.op(one, "-", rho)
+        f = None if biased else t.op(t.const(float(M)), "/",
+                                     t.const(float(M - 1)))
+        for c in range(L["out"]):
+            pm, pv = at[n + ".running_mean"][c], at[n + ".running_var"][c]
+            v = kp["var"][c] if f is None else t.op(f, "*", kp["var"][c])
+            x[pm] = t.op(t.op(keep, "*", x[pm]), "+",
+                         t.op(rho, "*", kp["mu"][c]))
+            x[pv] = t.op(t.op(keep, "*", x[pv]), "+", t.op(rho, "*", v))
+    return x
+
+
+def layers_grad(t, m, layers, blocks, X, Y, w, batch, masks=None,
+                bn_out=None):
     """The gradient of a layer list (layer_list) on BATCH at w in the C's
     order: layers_forward (a training pass, MASKS its dropout masks), E =
-    ∂ℓ/∂Z (output_signal), then layers_backward."""
+    ∂ℓ/∂Z (output_signal), then layers_backward; BN_OUT, a list, takes
+    (layer, its KEEP entry) of each batchnorm1d layer (bn_move's input)."""
     ins, keep, Z = layers_forward(t, layers, blocks, [X[j] for j in batch],
                                   w, masks)
+    if bn_out is not None:
+        bn_out[:] = [(L, kp) for L, kp in zip(layers, keep)
+                     if L["type"] == "batchnorm1d"]
     E = output_signal(t, m, Z, [Y[j] for j in batch])
     return layers_backward(t, layers, blocks, w, ins, keep, E,
                            [None] * len(w))
@@ -1942,12 +2295,15 @@ def with_entries(x, idx, vals):
     return y
 
 
-def guarded_sq_dist(t, x, ref):
+def guarded_sq_dist(t, x, ref, skip=()):
     """‖x − ref‖² = Σ_p fl(x_p − ref_p)², summed from the first term, as
-    the norm proximal terms of Ditto and FedDyn form it, with the C's test
+    the norm proximal terms of Ditto and FedDyn form it (over the entries
+    p not in SKIP: the running statistics, bn_buffers), with the C's test
     of it against 0 a guard "zero"/"nonzero"."""
     sq = None
-    for xp, rp in zip(x, ref):
+    for p, (xp, rp) in enumerate(zip(x, ref)):
+        if p in skip:
+            continue
         e = t.op(xp, "-", rp)
         e2 = t.op(e, "*", e)
         sq = e2 if sq is None else t.op(sq, "+", e2)
@@ -1957,29 +2313,36 @@ def guarded_sq_dist(t, x, ref):
 
 def prox_direction(t, g, mu, x, ref):
     """d = g + μ (x − ref), entry by entry (prox_block_step of
-    ref/engine/sgd.c: d = g_p, d += μ fl(x_p − ref_p))."""
-    return [t.op(gp, "+", t.op(mu, "*", t.op(xp, "-", rp)))
+    ref/engine/sgd.c: d = g_p, d += μ fl(x_p − ref_p)); an entry without
+    a gradient (g_p None: a running statistic) none."""
+    return [None if gp is None else
+            t.op(gp, "+", t.op(mu, "*", t.op(xp, "-", rp)))
             for gp, xp, rp in zip(g, x, ref)]
 
 
 def sgd_steps(t, grad, k, x, batches, eta, out, rnd, name, opt=None):
     """Client k's plain SGD steps x <- x − η ∇F_k(x; b), one per batch b
-    (the gradient grad(k, x, b), then x_p − η g_p: pflref_blocks_step),
-    or OPT's steps (an Optim), each recorded as ("step", rnd, k, q + 1,
-    name); the last x."""
+    (the gradient grad(k, x, b), the running statistics moved (grad.move,
+    model_setup), then x_p − η g_p on the entries with a gradient:
+    pflref_local_sgd_step, pflref_blocks_step), or OPT's steps (an
+    Optim), each recorded as ("step", rnd, k, q + 1, name); the last x."""
+    move = getattr(grad, "move", None)
     for q, batch in enumerate(batches):
+        g = grad(k, x, batch)
+        if move is not None:            # the pass's running statistics
+            x = move(x)
         if opt is not None:
-            x = opt.step(k, x, grad(k, x, batch), eta)
+            x = opt.step(k, x, g, eta)
             out.append((("step", rnd, k, q + 1, name), x))
             continue
-        x = [t.op(xp, "-", t.op(eta, "*", gp))
-             for xp, gp in zip(x, grad(k, x, batch))]
+        x = [xp if gp is None else t.op(xp, "-", t.op(eta, "*", gp))
+             for xp, gp in zip(x, g)]
         out.append((("step", rnd, k, q + 1, name), x))
     return x
 
 
 def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
-                  opt=None):
+                  opt=None, keep=None):
     """The training rounds of FedAvg (McMahan et al. 2017, Alg. 1;
     ref/algorithms/fedavg.c) from w, appended to OUT; the last w:
 
@@ -1991,8 +2354,16 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
                     fl(n_k/m_t), fl(1/|S_t|) (uniform) or fl(n_k/n)
                     (all_keep_old: acc <- acc + fl(n_k/n) w_t for the
                     others, in ascending client order)
-      server        w <- acc                          (pflref_round_end)"""
+      server        w <- acc                          (pflref_round_end)
+
+    KEEP (bn.aggregate = parameters_only, PFLlib's reading; fedavg_keep.c
+    round_keep), the running statistics' entries: client k starts from
+    w_t with its own r_k on them (w⁰'s until it first trains) and leaves
+    its w_local's there; the new w takes on them the r_k of the round's
+    first uploader (schedule.rounds[t].first_upload, or its first
+    participant)."""
     n = sum(nk)
+    own = {k: w for k in range(len(nk))} if keep else None
     for rnd_i, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", rnd_i, None, None, "w"), w))
         w_t = w
@@ -2005,13 +2376,18 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
                     acc = accumulate(t, acc, t.exact_ratio(nk[k], n), w_t)
                 continue
             j = part.index(k)
-            out.append((("client_begin", rnd_i, k, 0, "w_local"), w_t))
+            start = w_t if not keep else \
+                [o if p in keep else x
+                 for p, (x, o) in enumerate(zip(w_t, own[k]))]
+            out.append((("client_begin", rnd_i, k, 0, "w_local"), start))
             eta_k = steps.of(eta, rnd_i, k) if steps else eta
             if opt is not None:
                 opt.begin()
-            wl = sgd_steps(t, grad, k, w_t, rd["batches"][j], eta_k, out,
+            wl = sgd_steps(t, grad, k, start, rd["batches"][j], eta_k, out,
                            rnd_i, "w_local", opt)
             out.append((("client_end", rnd_i, k, None, "w_local"), wl))
+            if keep:
+                own[k] = wl
             if weights == "uniform":
                 c = t.exact_ratio(1, len(part))
             elif weights == "all_keep_old":
@@ -2019,6 +2395,9 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
             else:
                 c = t.exact_ratio(nk[k], m_t)
             acc = accumulate(t, acc, c, wl)
+        if keep and part:
+            first = own[rd.get("first_upload", part[0])]
+            acc = [first[p] if p in keep else x for p, x in enumerate(acc)]
         w = acc
         out.append((("server", rnd_i, None, None, "w"), w))
         if steps:
@@ -2085,6 +2464,9 @@ OPT_SWITCHES = {"opt.method", "opt.state", "opt.momentum_form",
                 "opt.nesterov", "opt.weight_decay_form", "opt.decay_scope",
                 "opt.clip"}
 CLIP_EPS = 1e-6     # PFLREF_OPT_CLIP_EPS (ref/engine/optim.h)
+# The running statistics' switches (ref/engine/params.c; docs/models.md),
+# which the replays that run batch normalisation read (model_setup)
+BN_SWITCHES = {"bn.running", "bn.running_var"}
 
 
 class Optim:
@@ -2122,9 +2504,13 @@ class Optim:
         self.tau = t.const(hp.get("opt.dampening", 0.0))
         lam = hp.get("opt.weight_decay", 0.0)
         scope = sw.get("opt.decay_scope", "all")
-        # the blocks [(entries, bias?, personal?)] (model_blocks)
-        self.blocks = [(ent, b, per)
-                       for _, ent, b, per in model_blocks(spec)]
+        # the blocks [(entries, bias?, personal?)] (model_blocks) but the
+        # running statistics (buffers: optim.c moving); a batchnorm γ is in
+        # the no-decay group with the biases (block_decay: is_bn)
+        bn = bn_kinds(spec)
+        self.blocks = [(ent, b or name in bn, per)
+                       for name, ent, b, per in model_blocks(spec)
+                       if bn.get(name) != "buffer"]
         takes = {"all": lambda b, per: True,
                  "weights": lambda b, per: not b,
                  "shared": lambda b, per: not per,
@@ -2273,13 +2659,14 @@ class Optim:
 
 
 def accepted(spec, name, hyper, switches=(), presets=(None,), what="",
-             lr=False, over=False, opt=False):
+             lr=False, over=False, opt=False, bn=False):
     """(hyperparameters, switches, preset) of SPEC when its algorithm is
     NAME with the hyperparameters HYPER (a set: exactly these; a pair of
     sets: the first required, the second optional too), only SWITCHES,
     a preset of PRESETS (a preset with no switch of its own but, when LR,
     the learning-rate decay's LR_SWITCHES, which LR_HYPER go with, and
-    when OPT the optimizer's OPT_SWITCHES and OPT_HYPER; OVER:
+    when OPT the optimizer's OPT_SWITCHES and OPT_HYPER, when BN the
+    running statistics' BN_SWITCHES; OVER:
     any of SWITCHES over a preset, for a replay that reads each switch
     with its preset's value as the default) and a given schedule; else
     SystemExit naming WHAT the replay takes."""
@@ -2293,8 +2680,11 @@ def accepted(spec, name, hyper, switches=(), presets=(None,), what="",
     if opt:
         may = may | OPT_HYPER
         switches = set(switches) | OPT_SWITCHES
+    if bn:
+        switches = set(switches) | BN_SWITCHES
     own = set(sw) - (LR_SWITCHES if lr else set()) \
         - (OPT_SWITCHES if opt else set()) \
+        - (BN_SWITCHES if bn else set()) \
         - (set(switches) if over else set())
     if alg["name"] != name \
             or set(alg) - {"name", "preset", "hyperparameters", "switches"} \
@@ -2311,20 +2701,26 @@ def fedavg_run(spec):
     """[(record key, [(rounded, exact, Fraction)] per entry)] of a FedAvg
     run on the quadratic or the linear model (model_setup): fedavg_rounds
     with eta and its decay (Steps) alone, from zeros or a given w, on a
-    given schedule, plain SGD or with momentum and weight decay (Optim);
-    the preset pfllib (weights samples, the default, and lr.count =
-    trainings; its batch-norm switch has nothing to act on)."""
-    hp, sw, preset = accepted(spec, "fedavg", {"eta"}, {"fedavg.weights"},
+    given schedule, plain SGD or with momentum and weight decay (Optim),
+    batch normalisation's running statistics (BN_SWITCHES) averaged with
+    the rest (bn.aggregate = average) or each client's own (KEEP of
+    fedavg_rounds: parameters_only); the preset pfllib (weights samples,
+    the default, lr.count = trainings and bn.aggregate =
+    parameters_only)."""
+    hp, sw, preset = accepted(spec, "fedavg", {"eta"},
+                              {"fedavg.weights", "bn.aggregate"},
                               (None, "pfllib"), "eta only", lr=True,
-                              opt=True)
+                              opt=True, bn=True, over=True)
     weights = sw.get("fedavg.weights", "samples")
+    keep = sw.get("bn.aggregate", "parameters_only" if preset == "pfllib"
+                  else "average") == "parameters_only"
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     eta = t.const(hp["eta"])
     out = []
     fedavg_rounds(t, spec, nk, grad, eta, given_init(t, spec, P), weights,
                   out, Steps(t, hp, sw, preset == "pfllib"),
-                  Optim(t, hp, sw, spec))
+                  Optim(t, hp, sw, spec), bn_buffers(spec) if keep else None)
     return t, out
 
 
@@ -2481,11 +2877,13 @@ def local_run(spec):
     client trains its own v_i from w0, kept across rounds; ref/algorithms/
     local.c) on the quadratic or the linear model (model_setup), each step
     of sgd_steps with η or client i's step of the round (Steps), plain or
-    by its optimizer (Optim); the preset pfllib (lr.count = trainings)."""
+    by its optimizer (Optim), with batch normalisation's running
+    statistics (BN_SWITCHES) moving with v_i; the preset pfllib (lr.count
+    = trainings)."""
     hp, sw, preset = accepted(spec, "local", {"eta"}, (), (None, "pfllib"),
-                              "eta only", lr=True, opt=True)
+                              "eta only", lr=True, opt=True, bn=True)
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     eta = t.const(hp["eta"])
     steps = Steps(t, hp, sw, preset == "pfllib")
     opt = Optim(t, hp, sw, spec)
@@ -2500,6 +2898,72 @@ def local_run(spec):
                              steps.of(eta, ri, i), out, ri, "v", opt)
             out.append((("client_end", ri, i, None, "v"), v[i]))
         steps.round_end(rd["clients"])
+    for i in sorted(v):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
+def fedbn_run(spec):
+    """[(record key, [value per entry])] of FedBN (Li et al. 2021, Alg. 1;
+    ref/algorithms/fedbn.c) on a layer list with batchnorm1d or an mlp
+    with batch normalisation (model_setup with BN), in the C's order:
+
+      round start   w_t <- w; acc <- 0                 (pflref_round_begin)
+      client k      θ <- (w_t off the BN blocks, v_k's on them) (fedbn.bn
+                    = local, the paper; shared: θ <- w_t); sgd_steps on
+                    its batches with η or k's step of the round (Steps),
+                    plain or by its optimizer (Optim), each gradient pass
+                    moving θ's running statistics (l. 2); v_k's BN blocks
+                    <- θ's; acc <- acc + c_k θ, c_k = fl(1/m) (the box)
+                    or fl(n_k/m_t) (fedbn.weights = samples)
+      server        w <- acc off the BN blocks, w_t's on them (l. 4-5;
+                    shared: w <- acc); every v_i off its BN blocks <- w
+
+    The BN blocks are γ, β, r_μ, r_v (bn_kinds); fedbn.running_var =
+    biased is bn.running_var = biased; the preset pfllib (weights
+    samples, lr.count = trainings)."""
+    hp, sw, preset = accepted(spec, "fedbn", {"eta"},
+                              {"fedbn.weights", "fedbn.bn",
+                               "fedbn.running_var"}, (None, "pfllib"),
+                              "eta, its switches and the preset pfllib",
+                              lr=True, opt=True, bn=True, over=True)
+    pfllib = preset == "pfllib"
+    samples = sw.get("fedbn.weights", "samples" if pfllib else "uniform") \
+        == "samples"
+    local = sw.get("fedbn.bn", "local") == "local"
+    t = Trace()
+    P, _, nk, grad = model_setup(t, spec, bn=True)
+    bn = bn_kinds(spec)
+    is_bn = [name in bn for name, ent, _, _ in model_blocks(spec)
+             for _ in ent]
+    eta0 = t.const(hp["eta"])
+    steps = Steps(t, hp, sw, pfllib)
+    opt = Optim(t, hp, sw, spec)
+    w = given_init(t, spec, P)
+    v = {i: list(w) for i in range(len(nk))}
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t, acc = w, None
+        part = rd["clients"]
+        m_t = sum(nk[k] for k in part)
+        for j, k in enumerate(part):
+            th = [vp if b and local else wp
+                  for wp, vp, b in zip(w_t, v[k], is_bn)]
+            out.append((("client_begin", ri, k, 0, "v"), th))
+            opt.begin()
+            th = sgd_steps(t, grad, k, th, rd["batches"][j],
+                           steps.of(eta0, ri, k), out, ri, "v", opt)
+            out.append((("client_end", ri, k, None, "v"), th))
+            v[k] = [tp if b else vp for tp, vp, b in zip(th, v[k], is_bn)]
+            c = t.exact_ratio(nk[k], m_t) if samples \
+                else t.exact_ratio(1, len(part))
+            acc = accumulate(t, acc, c, th)
+        w = [wp if b and local else ap for ap, wp, b in zip(acc, w_t, is_bn)]
+        out.append((("server", ri, None, None, "w"), w))
+        v = {i: [vp if b and local else wp
+                 for wp, vp, b in zip(w, vi, is_bn)] for i, vi in v.items()}
+        steps.round_end(part)
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -2521,14 +2985,18 @@ def quadratic_grad(t, A, C, x):
     return [t.op(a, "*", t.op(xj, "-", c)) for a, c, xj in zip(A, C, x)]
 
 
-def model_setup(t, spec):
+def model_setup(t, spec, bn=False):
     """(P, [client data], [n_k], grad) for the quadratic model, the
     linear model with a squared loss, the softmax model, the identity mlp
     or a layer list of dense, relu and dropout layers: grad(k, x, batch)
     is client k's gradient at x on BATCH (quadratic_grad, whose loss has
     no batch, linear_grad, softmax_grad, mlp_grad, or layers_grad with
     client k's next dropout pass, dropout_feed; grad.feed holds the
-    passes left, which a training-mode loss pass takes too)."""
+    passes left, which a training-mode loss pass takes too).  With BN (a
+    replay that runs batch normalisation: layer_list), grad.move(x) is x
+    with the running statistics moved by the last gradient pass (bn_move;
+    bn.running = frozen: x itself), which the C does right after each
+    gradient pass (pflref_bn_running_move)."""
     m = spec["model"]
     clients = spec["problem"]["clients"]
     if m["kind"] == "quadratic":
@@ -2542,20 +3010,28 @@ def model_setup(t, spec):
         return (blocks[-1][1][-1] + 1, data, [len(c["y"]) for c in clients],
                 lambda k, x, batch: softmax_grad(t, m, blocks, *data[k], x,
                                                  batch))
-    if m["kind"] == "layers":
-        layers = layer_list(m)
+    if m["kind"] == "layers" or m["kind"] == "mlp" and m.get("bn") and bn:
+        if m["kind"] == "mlp":          # its batch normalisation
+            layers, blocks = mlp_bn_layers(spec)
+        else:
+            layers, blocks = layer_list(m, bn), model_blocks(spec)
         data = [linear_data(t, c) for c in clients]
-        blocks = model_blocks(spec)
         feed = dropout_feed(spec)
         drop = any(L["type"] == "dropout" for L in layers)
+        stats = []
 
         def grad(k, x, batch):
             if drop and not feed[k]:
                 raise SystemExit(f"make_vectors: client {k} has no dropout "
                                  "pass left")
             return layers_grad(t, m, layers, blocks, *data[k], x, batch,
-                               feed[k].pop(0) if drop else None)
+                               feed[k].pop(0) if drop else None, stats)
         grad.feed = feed if drop else None  # the loss passes' too
+        sw = spec["algorithm"].get("switches", {})
+        if bn_kinds(spec) and sw.get("bn.running", "update") == "update":
+            biased = "biased" in (sw.get("bn.running_var"),
+                                  sw.get("fedbn.running_var"))
+            grad.move = lambda x: bn_move(t, blocks, stats, x, biased)
         return (blocks[-1][1][-1] + 1, data, [len(c["y"]) for c in clients],
                 grad)
     if m["kind"] == "mlp" and m.get("activation", "relu") == "identity" \
@@ -2607,13 +3083,17 @@ def ditto_run(spec):
     ditto.prox_ref = moving (the reference is the global copy w_k as it
     stands), ditto.prox = norm (λ (v − ref) / ‖v − ref‖: the squared norm
     Σ fl(e_p e_p) from 0, e = v − ref, then fl(λ / fl(√·)), or 0 when it
-    is 0: a guard "zero"/"nonzero")."""
+    is 0: a guard "zero"/"nonzero").  With batch normalisation each
+    gradient pass moves its iterate's running statistics (bn_moved), which
+    neither step nor the proximal term touches (personal_step); under
+    bn.aggregate = parameters_only (the preset pfllib's) w_k's are the
+    device's own, as fedavg_rounds' KEEP (ditto_round_keep)."""
     hp, sw, preset = accepted(spec, "ditto", {"eta", "lambda"},
                               {"ditto.weights", "ditto.order",
                                "ditto.prox_ref", "ditto.batches",
-                               "ditto.prox"},
+                               "ditto.prox", "bn.aggregate"},
                               (None, "official", "pfllib"), lr=True,
-                              opt=True, over=True)
+                              opt=True, over=True, bn=True)
     pre = {"official": {"ditto.weights": "uniform"},
            "pfllib": {"ditto.order": "personal_first",
                       "ditto.batches": "separate"}}.get(preset, {})
@@ -2630,7 +3110,11 @@ def ditto_run(spec):
         raise SystemExit("make_vectors: ditto.batches = separate needs "
                          "ditto.order = personal_first")
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
+    buf = bn_buffers(spec)
+    keep = buf and switch("bn.aggregate", "parameters_only" if preset ==
+                          "pfllib" else "average") == "parameters_only"
+    own = {}                            # r_k (keep), w⁰'s until k trains
     eta0, lam = t.const(hp["eta"]), t.const(hp["lambda"])
     steps = Steps(t, hp, sw, preset == "pfllib")
     opt = Optim(t, hp, sw, spec)
@@ -2644,7 +3128,8 @@ def ditto_run(spec):
         part = rd["clients"]
         m_t = sum(nk[k] for k in part)
         for j, k in enumerate(part):
-            wl = w_t
+            wl = [own[k][p] if p in buf and k in own else x
+                  for p, x in enumerate(w_t)] if keep else w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             out.append((("client_begin", ri, k, 0, "v"), v[k]))
             eta = steps.of(eta0, ri, k)
@@ -2652,24 +3137,27 @@ def ditto_run(spec):
 
             def personal(q, batch, ref):
                 g = grad(k, v[k], batch)
+                v[k] = bn_moved(grad, v[k])
                 scale = lam
                 if norm:                # λ / ‖v − ref‖, or 0 at v = ref
-                    sq = guarded_sq_dist(t, v[k], ref)
+                    sq = guarded_sq_dist(t, v[k], ref, buf)
                     scale = t.op(lam, "/", t.sqrt(sq)) if sq[2] \
                         else t.const(0.0)
-                if opt.plain:
-                    v[k] = [t.op(x, "-", t.op(eta, "*", t.op(
-                        gp, "+", t.op(scale, "*", t.op(x, "-", r)))))
+                if opt.plain:           # the buffers (gp None) stay
+                    v[k] = [x if gp is None else t.op(x, "-", t.op(
+                        eta, "*", t.op(gp, "+", t.op(
+                            scale, "*", t.op(x, "-", r)))))
                         for x, gp, r in zip(v[k], g, ref)]
                 else:
                     v[k] = opt.step(k, v[k], [
+                        None if gp is None else
                         t.op(gp, "+", t.op(scale, "*", t.op(x, "-", r)))
                         for x, gp, r in zip(v[k], g, ref)], eta, 1)
                 out.append((("step", ri, k, q + 1, "v"), v[k]))
 
             def global_(q, batch, wl):
                 g = grad(k, wl, batch)
-                wl = opt.step(k, wl, g, eta)
+                wl = opt.step(k, bn_moved(grad, wl), g, eta)
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
                 return wl
             if not interleaved:  # every personal step, then every global
@@ -2684,9 +3172,13 @@ def ditto_run(spec):
                     wl = global_(q, batch, wl)
             out.append((("client_end", ri, k, None, "w_local"), wl))
             out.append((("client_end", ri, k, None, "v"), v[k]))
+            own[k] = wl
             c = t.exact_ratio(1, len(part)) if uniform \
                 else t.exact_ratio(nk[k], m_t)
             acc = accumulate(t, acc, c, wl)
+        if keep and part:               # the first uploader's r_μ, r_v
+            first = own[rd.get("first_upload", part[0])]
+            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
@@ -2714,17 +3206,24 @@ def fedprox_run(spec):
     η, or device k's step of the round (Steps), and the step plain or by
     its optimizer on d (Optim); the preset pfllib samples as official and
     counts trainings; fedprox.sampling = uniform_weighted alone samples as
-    official."""
+    official.  Batch normalisation as in ditto_run: each gradient pass
+    moves w_k's running statistics (bn_moved), which d and the step skip;
+    under bn.aggregate = parameters_only (the preset pfllib's) they are
+    the device's own, as fedavg_rounds' KEEP."""
     hp, sw, preset = accepted(spec, "fedprox", {"eta", "fedprox.mu"},
-                              {"fedprox.sampling"},
+                              {"fedprox.sampling", "bn.aggregate"},
                               (None, "official", "pfllib"), "eta and "
                               "fedprox.mu, either sampling, the presets "
                               "official and pfllib", lr=True, opt=True,
-                              over=True)
+                              over=True, bn=True)
     official = sw.get("fedprox.sampling", "uniform_weighted" if preset
                       else "paper") == "uniform_weighted"
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
+    buf = bn_buffers(spec)
+    keep = buf and sw.get("bn.aggregate", "parameters_only" if preset ==
+                          "pfllib" else "average") == "parameters_only"
+    own = {}                            # r_k (keep), w⁰'s until k trains
     eta0, mu_v = t.const(hp["eta"]), hp["fedprox.mu"]
     steps = Steps(t, hp, sw, preset == "pfllib")
     opt = Optim(t, hp, sw, spec)
@@ -2741,21 +3240,27 @@ def fedprox_run(spec):
                              "without the round's draws")
         m_t = sum(nk[k] for k in rd["clients"])
         for j, k in enumerate(rd["clients"]):
-            wl = w_t
+            wl = [own[k][p] if p in buf and k in own else x
+                  for p, x in enumerate(w_t)] if keep else w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             eta = steps.of(eta0, ri, k)
             opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(k, wl, batch)
+                wl = bn_moved(grad, wl)
                 if mu_v != 0.0:
                     g = prox_direction(t, g, mu, wl, w_t)
                 wl = opt.step(k, wl, g, eta)
                 out.append((("step", ri, k, q + 1, "w_local"), wl))
             out.append((("client_end", ri, k, None, "w_local"), wl))
+            own[k] = wl
             c = t.exact_ratio(nk[k], m_t) if official \
                 else t.exact_ratio(draws.count(k), len(draws))
             out.append((("note", ri, k, None, "c"), [c]))
             acc = accumulate(t, acc, c, wl)
+        if keep and rd["clients"]:      # the first uploader's r_μ, r_v
+            first = own[rd.get("first_upload", rd["clients"][0])]
+            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(rd["clients"])
@@ -2816,13 +3321,16 @@ def finetune_linear(spec):
     split's personal blocks) θ_p <- θ_p − η_ft g_p, or with μ_ft ≠ 0 d =
     g_p + μ_ft (θ_p − w_p), θ_p <- θ_p − η_ft d (prox_block_step); the
     rounds' steps decayed (Steps) and plain or by the client's optimizer
-    (Optim, slot 0), the fine-tuning's by its own (slot 1) on d."""
+    (Optim, slot 0), the fine-tuning's by its own (slot 1) on d.  Batch
+    normalisation as in ditto_run: each gradient pass moves the running
+    statistics (bn_moved, whatever the scope), which no step touches."""
     hp, sw, _ = accepted(spec, "finetune", ({"eta", "eta_ft"}, {"mu_ft"}),
                          {"fedavg.weights", "finetune.scope"},
-                         what="eta, eta_ft, mu_ft", lr=True, opt=True)
+                         what="eta, eta_ft, mu_ft", lr=True, opt=True,
+                         bn=True)
     m = spec["model"]
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     split = spec.get("split", {}).get("personal", [])
     if sw.get("finetune.scope", "full") == "full":
         moving = [True] * P
@@ -2843,6 +3351,7 @@ def finetune_linear(spec):
         opt.begin()
         for q, batch in enumerate(spec["schedule"]["post"][i]):
             g = grad(i, th, batch)
+            th = bn_moved(grad, th)
             if not opt.plain:           # slot 1 on d = g + μ_ft (θ − w)
                 d = [prox_direction(t, [gp], mu, [x], [wp])[0]
                      if prox and mv else gp
@@ -2852,7 +3361,8 @@ def finetune_linear(spec):
                 out.append((("step", None, i, q + 1, "theta"), th))
                 continue
             th = [t.op(x, "-", t.op(eta_ft, "*", (prox_direction(
-                t, [gp], mu, [x], [wp])[0] if prox else gp))) if mv else x
+                t, [gp], mu, [x], [wp])[0] if prox else gp)))
+                if mv and gp is not None else x
                 for x, gp, wp, mv in zip(th, g, w, moving)]
             out.append((("step", None, i, q + 1, "theta"), th))
         out.append((("client_end", None, i, None, "theta"), th))
@@ -2879,16 +3389,24 @@ def scaffold_run(spec):
     η_l is η or client i's step of the round (Steps); option II's K η_l
     takes it too, or the undecayed η under scaffold.c_lr = initial; the
     preset pfllib (option II, c_lr initial, lr.count = trainings).  The
-    step plain or by the client's optimizer on g (Optim)."""
+    step plain or by the client's optimizer on g (Optim).  With batch
+    normalisation (option II, bn.aggregate = average) each gradient pass
+    moves y's running statistics (bn_moved), which take no step and no
+    shift, and the control variates and Δx run over every entry, the
+    running statistics' included, as the C's loops over P do."""
     hp, sw, preset = accepted(spec, "scaffold", {"eta", "scaffold.eta_g"},
                               {"scaffold.option", "scaffold.c_lr"},
                               (None, "pfllib"), "eta and scaffold.eta_g, "
-                              "option I or II", lr=True, opt=True)
+                              "option I or II", lr=True, opt=True, bn=True)
     option_i = sw.get("scaffold.option", "II") == "I"
+    if bn_kinds(spec) and (option_i or preset == "pfllib"):
+        raise SystemExit("make_vectors: SCAFFOLD's option I or preset "
+                         "pfllib (bn.aggregate = parameters_only) on batch "
+                         "normalisation is outside the replays")
     initial = sw.get("scaffold.c_lr", "initial" if preset == "pfllib"
                      else "round") == "initial"
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     N = len(nk)
     eta0, eta_g = t.const(hp["eta"]), t.const(hp["scaffold.eta_g"])
     steps = Steps(t, hp, sw, preset == "pfllib")
@@ -2921,9 +3439,9 @@ def scaffold_run(spec):
             shift = [t.op(a, "-", b) for a, b in zip(c, c_i[k])]
             batches = rd["batches"][j]
             for q, batch in enumerate(batches):
-                g = [t.op(gp, "+", s) for gp, s in
-                     zip(grad(k, y, batch), shift)]
-                y = opt.step(k, y, g, eta)
+                g = [None if gp is None else t.op(gp, "+", s)
+                     for gp, s in zip(grad(k, y, batch), shift)]
+                y = opt.step(k, bn_moved(grad, y), g, eta)
                 out.append((("step", ri, k, q + 1, "y"), y))
             out.append((("client_end", ri, k, None, "y"), y))
             if option_i:
@@ -2972,12 +3490,18 @@ def feddyn_run(spec):
     θ^{t−1}‖) (the norm's square Σ fl(e_p e_p) from 0, then its square
     root), or no proximal term at θ = θ^{t−1} (a guard "zero"/"nonzero");
     the preset official (size_scaled, opt.weight_decay = 0.001 unless
-    given) and pfllib (norm_half, lr.count = trainings)."""
+    given) and pfllib (norm_half, lr.count = trainings).  With batch
+    normalisation each gradient pass moves θ_k's running statistics
+    (bn_moved), which take no step, no shift and no proximal pull, and
+    whose ∇L_k and h stay 0 (device_state, server_update run over the
+    parameters); under bn.aggregate = parameters_only (the preset
+    pfllib's) they are each device's own, the first uploader's in θ^t."""
     hp, sw, preset = accepted(spec, "feddyn", {"eta", "feddyn.alpha"},
                               {"feddyn.h_sum", "feddyn.alpha_k",
-                               "feddyn.prox"}, (None, "official", "pfllib"),
+                               "feddyn.prox", "bn.aggregate"},
+                              (None, "official", "pfllib"),
                               what="eta and feddyn.alpha", lr=True,
-                              opt=True, over=True)
+                              opt=True, over=True, bn=True)
     pre = {"official": {"feddyn.alpha_k": "size_scaled"},
            "pfllib": {"feddyn.prox": "norm_half"}}.get(preset, {})
     if preset == "official":
@@ -2988,7 +3512,11 @@ def feddyn_run(spec):
     norm_half = sw.get("feddyn.prox", pre.get("feddyn.prox",
                                               "squared")) == "norm_half"
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
+    buf = bn_buffers(spec)
+    keep = buf and sw.get("bn.aggregate", "parameters_only" if preset ==
+                          "pfllib" else "average") == "parameters_only"
+    own = {}                            # r_k (keep), w⁰'s until k trains
     N = len(nk)
     eta0, alpha = t.const(hp["eta"]), t.const(hp["feddyn.alpha"])
     steps = Steps(t, hp, sw, preset == "pfllib")
@@ -3013,39 +3541,55 @@ def feddyn_run(spec):
         part = rd["clients"]
         inv_m = t.exact_ratio(1, len(part))
         for j, k in enumerate(part):
-            th = prev
+            th = [own[k][p] if p in buf and k in own else x
+                  for p, x in enumerate(prev)] if keep else prev
             out.append((("client_begin", ri, k, 0, "theta_k"), th))
             eta = steps.of(eta0, ri, k)
             alpha_k = alpha_of(k)
             opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
-                g = [t.op(gp, "-", gl) for gp, gl in
-                     zip(grad(k, th, batch), grad_l[k])]
+                g = [None if gp is None else t.op(gp, "-", gl)
+                     for gp, gl in zip(grad(k, th, batch), grad_l[k])]
+                th = bn_moved(grad, th)
                 mu = alpha_k
                 if norm_half:           # (α_k/2)/‖θ − θ^{t−1}‖, or none
-                    sq = guarded_sq_dist(t, th, prev)
+                    sq = guarded_sq_dist(t, th, prev, buf)
                     mu = t.op(t.op(half, "*", alpha_k), "/", t.sqrt(sq)) \
                         if sq[2] else None
                 if mu is not None:
-                    g = [t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
+                    g = [None if gp is None else
+                         t.op(gp, "+", t.op(mu, "*", t.op(x, "-", r)))
                          for gp, x, r in zip(g, th, prev)]
                 th = opt.step(k, th, g, eta)
                 out.append((("step", ri, k, q + 1, "theta_k"), th))
             out.append((("client_end", ri, k, None, "theta_k"), th))
-            delta = [t.op(x, "-", r) for x, r in zip(th, prev)]
-            grad_l[k] = [t.op(gl, "-", t.op(alpha_k, "*", d))
-                         for gl, d in zip(grad_l[k], delta)]
+            own[k] = th
+            # device_state: on the parameters only (a running statistic's
+            # ∇L_k, Σ_d and h stay 0; its entry of w is acc's, exactly)
+            delta = [zero if p in buf else t.op(x, "-", r)
+                     for p, (x, r) in enumerate(zip(th, prev))]
+            grad_l[k] = [gl if p in buf else t.op(gl, "-", t.op(
+                alpha_k, "*", d))
+                for p, (gl, d) in enumerate(zip(grad_l[k], delta))]
             out.append((("note", ri, k, None, "grad_L"), grad_l[k]))
-            add = th if literal else delta
+            add = [zero if p in buf else x for p, x in enumerate(th)] \
+                if literal else delta
             dsum = add if dsum is None else \
-                [t.op(a, "+", b) for a, b in zip(dsum, add)]
+                [a if p in buf else t.op(a, "+", b)
+                 for p, (a, b) in enumerate(zip(dsum, add))]
             acc = accumulate(t, acc, inv_m, th)
+        if keep and part:               # the first uploader's r_μ, r_v
+            first = own[rd.get("first_upload", part[0])]
+            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
         if literal:
-            dsum = [t.op(a, "-", r) for a, r in zip(dsum, prev)]
-        h = [t.op(hp_, "-", t.op(alpha, "*", t.op(s, "/", M)))
-             for hp_, s in zip(h, dsum)]
+            dsum = [a if p in buf else t.op(a, "-", r)
+                    for p, (a, r) in enumerate(zip(dsum, prev))]
+        h = [hp_ if p in buf else
+             t.op(hp_, "-", t.op(alpha, "*", t.op(s, "/", M)))
+             for p, (hp_, s) in enumerate(zip(h, dsum))]
         out.append((("note", ri, None, None, "h"), h))
-        w = [t.op(a, "-", t.op(hp_, "/", alpha)) for a, hp_ in zip(acc, h)]
+        w = [a if p in buf else t.op(a, "-", t.op(hp_, "/", alpha))
+             for p, (a, hp_) in enumerate(zip(acc, h))]
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
     return t, out
@@ -3054,26 +3598,30 @@ def feddyn_run(spec):
 def interp_run(spec):
     """[(record key, [value per entry])] of interpolation with a fixed α
     (ref/algorithms/interp.c; seed 000 §2) on the quadratic or the linear
-    model (model_setup): FedAvg's rounds (fedavg_rounds, fedavg.weights),
-    then for every client i, ascending: h_i <- w⁰ and sgd_steps on its post
-    batches; v̄_i = α h_i + (1 − α) w, as fl(α h_p) + fl(fl(1 − α) w_p);
-    the steps plain or by the client optimizer (Optim: slot 0 the rounds',
-    slot 1 h_i's)."""
+    model (model_setup): FedAvg's rounds (fedavg_rounds, fedavg.weights,
+    the step's decay across rounds: Steps), then for every client i,
+    ascending: h_i <- w⁰ and sgd_steps on its post batches at η itself
+    (train_local reads the undecayed η); v̄_i = α h_i + (1 − α) w, as
+    fl(α h_p) + fl(fl(1 − α) w_p); the steps plain or by the client
+    optimizer (Optim: slot 0 the rounds', slot 1 h_i's); batch
+    normalisation's running statistics moved by each gradient pass
+    (bn_moved) and averaged and mixed with the rest."""
     if spec["algorithm"].get("switches", {}).get("interp.alpha") \
             == "per_client_grid":
         return interp_grid(spec)
     hp, sw, _ = accepted(spec, "interp", {"eta", "alpha"},
                          {"interp.alpha", "fedavg.weights"},
-                         what="eta and a fixed alpha", opt=True)
+                         what="eta and a fixed alpha", lr=True, opt=True,
+                         bn=True)
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     eta, alpha = t.const(hp["eta"]), t.const(hp["alpha"])
     w0 = given_init(t, spec, P)
     opt = Optim(t, hp, sw, spec)
     out = []
     w = fedavg_rounds(t, spec, nk, grad, eta, w0,
                       sw.get("fedavg.weights", "samples"), out,
-                      opt=None if opt.plain else opt)
+                      Steps(t, hp, sw), None if opt.plain else opt)
     beta = t.op(t.const(1.0), "-", alpha)
     for i in range(len(nk)):
         out.append((("client_begin", None, i, 0, "h"), w0))
@@ -3084,7 +3632,8 @@ def interp_run(spec):
             opt.begin()
             h = w0
             for q, batch in enumerate(spec["schedule"]["post"][i]):
-                h = opt.step(i, h, grad(i, h, batch), eta, 1)
+                g = grad(i, h, batch)
+                h = opt.step(i, bn_moved(grad, h), g, eta, 1)
                 out.append((("step", None, i, q + 1, "h"), h))
         out.append((("client_end", None, i, None, "h"), h))
         out.append((("note", None, i, None, "alpha"), [alpha]))
@@ -3200,29 +3749,40 @@ def ifca_run(spec):
                     model: θ_j <- Σ_j / n_j where n_j > 0
       every client  v_i = θ_ĵ, ĵ the estimate at the new models
 
-    The model mode's steps plain or by machine i's optimizer (Optim)."""
+    The model mode's steps at γ or machine i's of the round (Steps),
+    plain or by its optimizer (Optim).
+    With batch normalisation (the model mode only) a training-mode
+    estimate normalises on client i's whole training set and moves no
+    running statistic; each local step's gradient pass moves them
+    (sgd_steps), and the server averages them with the rest."""
     hp, sw, _ = accepted(spec, "ifca", ({"gamma", "ifca.k"},
                                         {"ifca.init_shift", "ifca.init_sd"}),
                          {"ifca.mode", "ifca.estimate_mode"},
                          what="the quadratic or the linear model or a layer "
                          "list, initial models w0 + j delta or given",
-                         opt=True)
+                         lr=True, opt=True, bn=True)
     # under ifca.estimate_mode = train (the default) a layer list's
     # estimates are training passes: through dropout each takes its own
     # mask, participant j's k passes of schedule.rounds[t].estimate_dropout
     # [j] at the round's start and client i's of partition_dropout[i]
     # after the server update (docs/models.md, "Dropout"; ifca_estimate.c)
-    drop_est = sw.get("ifca.estimate_mode", "train") == "train" \
+    train_est = sw.get("ifca.estimate_mode", "train") == "train"
+    drop_est = train_est \
         and spec["model"]["kind"] == "layers" and any(
-            L["type"] == "dropout" for L in layer_list(spec["model"]))
+            L["type"] == "dropout" for L in layer_list(spec["model"],
+                                                       bn=True))
     given = spec.get("init", {}).get("cluster_models")
     if hp.get("ifca.init_sd", 0.0) or (given and "ifca.init_shift" in hp):
         raise SystemExit("make_vectors: an IFCA spec outside this replay")
     model_mode = sw.get("ifca.mode", "gradient") == "model"
+    if bn_kinds(spec) and not model_mode:
+        raise SystemExit("make_vectors: IFCA's gradient mode on batch "
+                         "normalisation is outside the replays")
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     K = int(hp["ifca.k"])
     gamma = t.const(hp["gamma"])
+    steps = Steps(t, hp, sw)
     opt = Optim(t, hp, sw, spec)
     delta = t.const(hp.get("ifca.init_shift", 0.0))
     zero, half = t.const(0.0), t.const(0.5)
@@ -3234,7 +3794,8 @@ def ifca_run(spec):
                   for wp in w0] for j in range(K)]
     linear = spec["model"]["kind"] == "linear"
     if spec["model"]["kind"] == "layers":
-        layers, blocks = layer_list(spec["model"]), model_blocks(spec)
+        layers = layer_list(spec["model"], bn=True)
+        blocks = model_blocks(spec)
 
     def estimate(i, models, passes=None):
         losses = []
@@ -3243,9 +3804,10 @@ def ifca_run(spec):
                 losses.append(linear_loss(t, spec["model"], *data[i], th))
                 continue
             if spec["model"]["kind"] == "layers":   # evaluation or training
-                losses.append(layers_loss(          # pass (drop_est)
+                losses.append(layers_loss(          # pass (train_est)
                     t, spec["model"], layers, blocks, *data[i], th,
-                    masks=passes[c] if drop_est else None, train=drop_est))
+                    masks=passes[c] if drop_est else None,
+                    train=train_est and (drop_est or bool(bn_kinds(spec)))))
                 continue
             A, C = data[i]
             s = zero
@@ -3272,8 +3834,9 @@ def ifca_run(spec):
                 out.append((("client_begin", ri, i, 0, "theta_local"),
                             theta[j]))
                 opt.begin()
-                x = sgd_steps(t, grad, i, theta[j], rd["batches"][m], gamma,
-                              out, ri, "theta_local", opt)
+                x = sgd_steps(t, grad, i, theta[j], rd["batches"][m],
+                              steps.of(gamma, ri, i), out, ri, "theta_local",
+                              opt)
                 out.append((("client_end", ri, i, None, "theta_local"), x))
             else:
                 x = grad(i, theta[j], rd["batches"][m][0])
@@ -3300,6 +3863,7 @@ def ifca_run(spec):
             if ri == len(spec["schedule"]["rounds"]) - 1:
                 out.append((("final", None, i, None, "v"), theta[j]))
         out.append((("note", ri, None, None, "partition"), part))
+        steps.round_end(rd["clients"])
     return t, out
 
 
@@ -3556,16 +4120,19 @@ def pfl_run(spec):
     optimizers (Optim): FedAlt's v steps by slot 1 on the personal
     blocks, its u steps by slot 0 on the shared ones; FedSim's by slot 0
     with the two groups γ_u, γ_v; the fine-tuning by slot 1 (begun anew,
-    its state otherwise carried from training) on v or every block."""
+    its state otherwise carried from training) on v or every block.
+    Batch normalisation: each gradient pass moves x's running statistics
+    (bn_moved), which belong to u or v as the split says; under
+    bn.aggregate = parameters_only (the pfllib presets') the shared ones
+    are each device's own, u's the first uploader's (pfl_round_keep)."""
     name = spec["algorithm"]["name"]
     presets = PFL_PRESETS[name]
     hp, sw, preset = accepted(
         spec, name, ({"gamma_u"}, {"gamma_v", "tau_v", "eta_ft"}),
         {"pfl.state", "pfl.weights", "pfl.finetune", "pfl.finetune_start",
-         "pfl.finetune_lr"}, (None,) + tuple(presets),
+         "pfl.finetune_lr", "bn.aggregate"}, (None,) + tuple(presets),
         what="the linear model, an mlp or a layer list, a split", lr=True,
-        opt=True,
-        over=True)
+        opt=True, over=True, bn=True)
     pre = presets.get(preset, {})
     sw = dict({k: x for k, x in pre.items() if "." in k}, **sw)
     hp = dict({k: x for k, x in pre.items() if "." not in k}, **hp)
@@ -3587,8 +4154,15 @@ def pfl_run(spec):
         raise SystemExit("make_vectors: pfl.finetune_start = last_local "
                          "with pfl.state = stateless")
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     personal = personal_mask(spec)
+    buf = bn_buffers(spec)
+    keep = buf and sw.get("bn.aggregate", "parameters_only" if preset and
+                          preset.endswith("_pfllib") else "average") \
+        == "parameters_only"
+    if keep and stateless:
+        raise SystemExit("make_vectors: bn.aggregate = parameters_only "
+                         "with pfl.state = stateless (the C refuses it)")
     if "post" in spec["schedule"] and "eta_ft" not in hp:
         raise SystemExit("make_vectors: a post phase without eta_ft")
     gu0, gv0 = t.const(hp["gamma_u"]), t.const(hp["gamma_v"])
@@ -3600,8 +4174,9 @@ def pfl_run(spec):
     w = w0
     v = {i: w0 for i in range(len(nk))}
 
-    def compose(u, own):
-        return [o if per else x for x, o, per in zip(u, own, personal)]
+    def compose(u, own, bufs=()):       # bufs: own's on these too
+        return [o if per or p in bufs else x
+                for p, (x, o, per) in enumerate(zip(u, own, personal))]
     out = []
     held = {}       # the model each device last held (last_local)
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
@@ -3612,12 +4187,13 @@ def pfl_run(spec):
             weights, nk[i]) for j, i in enumerate(part)]
         acc = None
         for j, i in enumerate(part):
-            x = compose(w, w0 if stateless else v[i])
+            x = compose(w, w0 if stateless else v[i], buf if keep else ())
             out.append((("client_begin", ri, i, 0, "w_local"), x))
             gu, gv = steps.of(gu0, ri, i), steps.of(gv0, ri, i)
             opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 g = grad(i, x, batch)
+                x = bn_moved(grad, x)
                 if alt and q < tau_v:   # v: slot 1, the personal blocks
                     x = opt.step(i, x, g, gv, 1, lambda b, per: per)
                 elif alt:               # u: slot 0, the shared blocks
@@ -3632,8 +4208,12 @@ def pfl_run(spec):
                 out.append((("client_end", ri, i, None, "v"), x))
             acc = accumulate(t, acc, t.exact_ratio(alpha[j], sum(alpha)), x)
         w = compose(acc, w)
+        if keep and part:   # the shared r_μ, r_v: the first uploader's
+            first = v[rd.get("first_upload", part[0])]
+            w = [f if p in buf and not per else x
+                 for p, (x, f, per) in enumerate(zip(w, first, personal))]
         out.append((("server", ri, None, None, "w"), w))
-        v = {i: compose(w, vi) for i, vi in v.items()}
+        v = {i: compose(w, vi, buf if keep else ()) for i, vi in v.items()}
         steps.round_end(part)
     if "post" in spec["schedule"]:
         T = len(spec["schedule"]["rounds"])
@@ -3645,7 +4225,8 @@ def pfl_run(spec):
             eta_i = steps.of(eta_ft, T, i) if decayed else eta_ft
             for q, batch in enumerate(spec["schedule"]["post"][i]):
                 g = grad(i, th, batch)
-                th = opt.step(i, th, g, eta_i, 1, None if full_ft
+                th = opt.step(i, bn_moved(grad, th), g, eta_i, 1,
+                              None if full_ft
                               else (lambda b, per: per))
                 out.append((("step", None, i, q + 1, "v"), th))
             out.append((("client_end", None, i, None, "v"), th))
@@ -3663,17 +4244,23 @@ def pfllib_apfl_step(t, grad, i, q, batch, wl, v, a, eta, eta_alpha, out,
     v_i <- v_i − η g_v; α_i <- Π_[0,1](a − η_α (Σ_p (v_i − w_i)_p (a g_v,p
     + (1 − a) g_w,p) + fl(0.02) a)) at the new v_i, w_i.  w_i and v_i
     step by OPT's slots 0 and 1 (plain SGD: x − η g), and g_w, g_v are the
-    gradients as clipped in place.  Returns (w_i, α_i);
+    gradients as clipped in place; each gradient pass moves its own
+    model's running statistics (bn_moved), whose gradient is 0, so their
+    terms of the sum, exact zeros, are left out.  Returns (w_i, α_i);
     v[i] is replaced."""
-    wl = opt.step(i, wl, grad(i, wl, batch), eta, 0)
+    g = grad(i, wl, batch)
+    wl = opt.step(i, bn_moved(grad, wl), g, eta, 0)
     g_w = opt.last_d
     out.append((("step", ri, i, q + 1, "w_local"), wl))
-    v[i] = opt.step(i, v[i], grad(i, v[i], batch), eta, 1)
+    g = grad(i, v[i], batch)
+    v[i] = opt.step(i, bn_moved(grad, v[i]), g, eta, 1)
     g_v = opt.last_d
     out.append((("step", ri, i, q + 1, "v"), v[i]))
     b = t.op(t.const(1.0), "-", a)
     s = t.const(0.0)
     for vp, wp, gv, gw in zip(v[i], wl, g_v, g_w):
+        if gv is None:      # a running statistic: its term 0 exactly
+            continue
         mix = t.op(t.op(a, "*", gv), "+", t.op(b, "*", gw))
         s = t.op(s, "+", t.op(t.op(vp, "-", wp), "*", mix))
     s = t.op(s, "+", t.op(t.const(0.02), "*", a))
@@ -3711,12 +4298,16 @@ def apfl_run(spec):
     η and η_α (unset: η) are client i's of the round (Steps), or η_α stays
     undecayed under apfl.alpha_lr = constant (the preset pfllib, which
     counts trainings too).  With an optimizer (Optim) w_i steps by its
-    slot 0, v_i by its slot 1 (on d = fl(a G))."""
+    slot 0, v_i by its slot 1 (on d = fl(a G)).  Batch normalisation
+    under the preset pfllib (its bn.aggregate = parameters_only,
+    apfl_round_keep): w_i starts with client i's own running statistics,
+    v_i's mixture leaves v_i's own, and w takes the first uploader's."""
     hp, sw, preset = accepted(
         spec, "apfl", ({"eta", "alpha"}, {"eta_alpha"}),
         {"apfl.alpha", "apfl.mix_uses_w", "apfl.alpha_rule", "apfl.weights",
          "apfl.alpha_lr", "apfl.mix"},
-        (None, "pfllib"), "parameter or output mixing", lr=True, opt=True)
+        (None, "pfllib"), "parameter or output mixing", lr=True, opt=True,
+        bn=True)
     lib = preset == "pfllib"
     adaptive = sw.get("apfl.alpha", "fixed") == "adaptive" or lib
     fedtorch = adaptive and sw.get("apfl.alpha_rule") == "fedtorch"
@@ -3727,8 +4318,14 @@ def apfl_run(spec):
     if mix_out and lib:
         raise SystemExit("make_vectors: apfl's preset pfllib with output "
                          "mixing is outside this replay")
+    buf = bn_buffers(spec)
+    if buf and (not lib or sw.get("bn.aggregate")):
+        raise SystemExit("make_vectors: batch normalisation in APFL "
+                         "outside the preset pfllib's bn.aggregate = "
+                         "parameters_only is outside this replay")
+    own = {}                            # r_i, w⁰'s until i trains
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     if mix_out:
         outputs, backward = model_outputs(t, spec, data)
     eta0 = t.const(hp["eta"])
@@ -3748,7 +4345,8 @@ def apfl_run(spec):
         part = rd["clients"]
         n_u = sum(nk[k] for k in part)
         for j, i in enumerate(part):
-            wl = w
+            wl = [own[i][p] if p in buf and i in own else x
+                  for p, x in enumerate(w)]
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
             out.append((("client_begin", ri, i, 0, "v"), v[i]))
             eta = steps.of(eta0, ri, i)
@@ -3817,9 +4415,11 @@ def apfl_run(spec):
                 out.append((("note", ri, i, q + 1, "alpha"), [alpha[i]]))
             a = alpha[i]
             b = t.op(one, "-", a)
-            if lib:         # v_i <- (1 − α_i) w_i + α_i v_i
-                v[i] = [t.op(t.op(b, "*", wp), "+", t.op(a, "*", vp))
-                        for vp, wp in zip(v[i], wl)]
+            if lib:         # v_i <- (1 − α_i) w_i + α_i v_i, its own
+                v[i] = [vp if p in buf else  # running statistics kept
+                        t.op(t.op(b, "*", wp), "+", t.op(a, "*", vp))
+                        for p, (vp, wp) in enumerate(zip(v[i], wl))]
+            own[i] = wl
             out.append((("client_end", ri, i, None, "w_local"), wl))
             out.append((("client_end", ri, i, None, "v"), v[i]))
             if not lib:
@@ -3829,6 +4429,9 @@ def apfl_run(spec):
             c = t.exact_ratio(nk[i], n_u) if samples \
                 else t.exact_ratio(1, len(part))
             acc = accumulate(t, acc, c, wl)
+        if buf and part:    # the first uploader's r_μ, r_v
+            first = own[rd.get("first_upload", part[0])]
+            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
@@ -4729,7 +5332,9 @@ def pfedhn_run(spec):
       every client  θ_j = generate(v_j)
 
     A zero of G adds nothing: the replay leaves those terms out of the
-    clipping sum (adding an exact 0 is exact) and skips x − lr·0."""
+    clipping sum (adding an exact 0 is exact) and skips x − lr·0.  With
+    batch normalisation the local steps' gradient passes move θ̃'s running
+    statistics (sgd_steps), whose Δθ the server takes like the rest."""
     hp, sw, preset = accepted(
         spec, "pfedhn", ({"eta", "alpha"},
                          {"pfedhn.alpha_v", "pfedhn.outer_momentum",
@@ -4738,7 +5343,7 @@ def pfedhn_run(spec):
         {"pfedhn.hn_bias", "pfedhn.outer_opt", "pfedhn.inner_opt",
          "pfedhn.clip"}, (None, "official"),
         what="the linear hypernetwork, its switches and preset official",
-        opt=True)
+        opt=True, bn=True)
     if spec["model"]["kind"] not in ("linear", "softmax", "mlp", "layers"):
         raise SystemExit("make_vectors: a pfedhn spec on a model other than "
                          "the linear, softmax or identity mlp one or a "
@@ -4751,7 +5356,7 @@ def pfedhn_run(spec):
     inner_m = sw.get("pfedhn.inner_opt", "sgd") == "sgd_momentum_wd"
     clip = sw.get("pfedhn.clip", "off") == "norm"
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     c = t.const
     eta, alpha = c(hp["eta"]), c(hp["alpha"])
     alpha_v = c(hp.get("pfedhn.alpha_v", hp["alpha"]))
@@ -4926,7 +5531,8 @@ def cfl_run(spec):
     bipartitions, both cluster weights and the guards min size and
     warm-up:
 
-      client i      θ <- θ_i; sgd_steps with η, plain or by its optimizer
+      client i      θ <- θ_i; sgd_steps with η (or i's step of the round:
+                    Steps), plain or by its optimizer
                     (Optim, slot 0); Δθ_i = fl(θ_p − θ_i,p)
       cluster c     members ascending; w_i = fl(1/|c|) or fl(n_i/|D_c|);
       (labels 0..K−1)  Δθ_c = Σ w_i Δθ_i (pflref_accumulate from 0);
@@ -4953,20 +5559,26 @@ def cfl_run(spec):
                     fl(√fl(fl(1 − α_max^cross)/2)) (a guard)
       partition     c₂ labelled K, K + 1, ...; then relabelled by smallest
                     member
-      update        θ_i <- θ_i + 1.0 Δθ_c over the new partition"""
+      update        θ_i <- θ_i + 1.0 Δθ_c over the new partition
+
+    Batch normalisation: each gradient pass moves θ's running statistics
+    (sgd_steps), which Δθ_i, its norms and similarities take in with the
+    rest."""
     hp, sw, _ = accepted(
         spec, "cfl", ({"eta", "eps1", "eps2", "gamma_max"},
                       {"cfl.min_cluster_size", "cfl.warmup"}),
         {"cfl.bipartition", "cfl.cluster_weights"},
-        what="eta, eps1, eps2, gamma_max and the guards", opt=True)
+        what="eta, eps1, eps2, gamma_max and the guards", lr=True,
+        opt=True, bn=True)
     method = sw.get("cfl.bipartition", "optimal")
     by_samples = sw.get("cfl.cluster_weights", "uniform") == "samples"
     min_size = int(hp.get("cfl.min_cluster_size", 0))
     warmup = int(hp.get("cfl.warmup", 0))
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
     N = len(nk)
     eta = t.const(hp["eta"])
+    steps = Steps(t, hp, sw)
     eps1, eps2 = t.const(hp["eps1"]), t.const(hp["eps2"])
     gmax = t.const(hp["gamma_max"])
     one, two, zero = t.const(1.0), t.const(2.0), t.const(0.0)
@@ -5052,8 +5664,9 @@ def cfl_run(spec):
         for j, i in enumerate(rd["clients"]):
             out.append((("client_begin", ri, i, 0, "theta"), v[i]))
             opt.begin()
-            x = sgd_steps(t, grad, i, v[i], rd["batches"][j], eta, out, ri,
-                          "theta", None if opt.plain else opt)
+            x = sgd_steps(t, grad, i, v[i], rd["batches"][j],
+                          steps.of(eta, ri, i), out, ri, "theta",
+                          None if opt.plain else opt)
             d[i] = [t.op(xp, "-", vp) for xp, vp in zip(x, v[i])]
             out.append((("client_end", ri, i, None, "dtheta"), d[i]))
         K = max(label) + 1
@@ -5113,6 +5726,7 @@ def cfl_run(spec):
                 v[i] = accumulate(t, v[i], one, acc)
         for i in range(N):
             out.append((("client_end", ri, i, None, "v"), v[i]))
+        steps.round_end(rd["clients"])
     for i in range(N):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -6161,6 +6775,8 @@ def replay(spec):
     name = spec["algorithm"]["name"]
     if name == "local":
         return local_run(spec)
+    if name == "fedbn":
+        return fedbn_run(spec)
     if name == "pflego":
         return pflego_mlp(spec)
     if name == "fedavg":

@@ -5,10 +5,11 @@ run(), which proofs/gappa/memo.py and enclosure.py call; proofs/README.md,
 "The prover cache").
 
 A stand-in `gappa` on PATH (no Gappa needed) counts its runs, prints its
-version as the real one does, and answers a script by its text: "fail" in
-it gives exit 1 and "some properties were not satisfied", anything else
-exit 0 and a line naming the script's digest.  Through memo.py, a recorded
-answer must
+version as the real one does, and answers a script by its text: "crash"
+in it stops it on a signal (SIGSEGV, as Gappa's stack overflow does),
+"fail" gives exit 1 and "some properties were not satisfied", anything
+else exit 0 and a line naming the script's digest.  Through memo.py, a
+recorded answer must
 
   * stand in for a run only where GAPPA_CACHE_READ names its folder, for
     the identical script from the identical Gappa version: a changed
@@ -18,7 +19,9 @@ answer must
     a refusal included;
   * be ignored, Gappa running instead, when its entry is not a
     well-formed answer to its own name (unreadable JSON, another key
-    inside, a missing field);
+    inside, a missing field, a signal's negative status);
+  * never be a run stopped by a signal: a crash is not recorded, and the
+    next run runs Gappa again;
   * not be read at all without GAPPA_CACHE_READ (PROOFS_CACHE=none and
     rebuild).
 
@@ -47,6 +50,10 @@ FAKE = """#!/bin/sh
 if [ "${1:-}" = --version ]; then echo "Gappa $FAKE_GAPPA_VERSION"; exit 0; fi
 echo run >>"$FAKE_GAPPA_RUNS"
 text=$(cat "$1")
+if printf '%s' "$text" | grep -q crash; then
+    echo "Warning: renaming identifier 'a' as 'b'"
+    kill -SEGV $$
+fi
 if printf '%s' "$text" | grep -q fail; then
     echo "Error: some properties were not satisfied:"
     exit 1
@@ -156,6 +163,13 @@ def main():
         expect("a recorded refusal keeps Gappa's words",
                "some properties were not satisfied" in out, True)
 
+        crash = c.script("crash.g", "{ crash in ? }\n")
+        rc, out, runs = c.memo(crash, read=True, write=True)
+        expect("a crash: Gappa runs once", runs, 1)
+        expect("a crash is not recorded", len(c.entries()), 2)
+        rc, out, runs = c.memo(crash, read=True, write=True)
+        expect("after a crash, Gappa runs again", runs, 1)
+
         # an enclosure script: Gappa reads it without its comment lines,
         # the text make_vectors.py's search for its bounds gave Gappa, so
         # that search's recorded answer serves; an answer recorded for
@@ -188,6 +202,7 @@ def main():
              json.dumps({k: v for k, v in entry.items() if k != "exit"})),
             ("an exit status that is not a number",
              json.dumps(dict(entry, exit="0"))),
+            ("a signal's exit status", json.dumps(dict(entry, exit=-11))),
             ("another Gappa's answer",
              json.dumps(dict(entry, gappa="Gappa 0.1"))),
         ]

@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Self-test of proofs/gappa/make_vectors.py's step rules: the decay of
 the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
-(Optim), APPLE's loss scheduler (apple_lambda) and the switches of the
-algorithms' replays (FedFomo, FedAMP, CFL, FedRecon, pFedHN, Ditto,
-pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL, Per-FedAvg,
-FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD).
+(Optim), APPLE's loss scheduler (apple_lambda), batch normalisation and
+the switches of the algorithms' replays (FedFomo, FedAMP, CFL, FedRecon,
+pFedHN, Ditto, pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL,
+Per-FedAvg, FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD, FedBN).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -63,7 +63,18 @@ written:
     not rescaled by fl(1/(1 − p)); each round's dropout passes taken in
     reverse order (Ditto's personal and global steps, APFL's two
     gradients, Per-FedAvg HF's passes); FedFomo's validation losses as
-    training passes (taking masks) where fedfomo.val_mode = eval.
+    training passes (taking masks) where fedfomo.val_mode = eval;
+  * batch normalisation (bn_forward, bn_backward, bn_move, fedbn_run):
+    the running statistics never moved; bn.running = frozen,
+    bn.running_var = biased and FedBN's fedbn.running_var = biased read
+    as their defaults; the backward pass without the batch statistics'
+    terms (evaluation mode's γ G / s); γ in the weight-decay group under
+    opt.decay_scope = weights; the running statistics averaged where
+    bn.aggregate = parameters_only keeps each client's own (FedAvg,
+    Ditto, FedProx, FedAlt), and the first participant's taken where the
+    schedule names the first upload; IFCA's evaluation-mode estimates as
+    training passes; FedDyn's ∇L_k and h updated on the running
+    statistics too; FedBN's BN blocks averaged.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -126,6 +137,15 @@ def first_step_from_zero(orig, self, i, x, d, eta, slot=0, *a, **k):
 def the_other_count(self, *a, **k):
     """Steps counting the other way (rounds for trainings and back)."""
     self.trainings = not self.trainings
+
+
+def bn_backward_eval(orig, t, L, at, w, kp, E, g):
+    """batchnorm1d's training-mode backward pass without the batch
+    statistics' terms: g_γ, g_β as written, δ_j = γ G_j / s."""
+    orig(t, L, at, w, kp, [list(r) for r in E], g)
+    gam = [w[p] for p in at[L["name"] + ".weight"]]
+    return [[t.op(t.op(gam[c], "*", e), "/", kp["s"][c])
+             for c, e in enumerate(row)] for row in E]
 
 
 def switch_default(name):
@@ -388,6 +408,52 @@ CASES = [
           for L, kp in zip(layers, keep)], E, g),
      ["layers/fedavg-mlp3-half-squared", "fedproto/layers-pfllib",
       "fedrod/layers-paper"]),
+    ("batch norm: the running statistics never moved", mv, "bn_move",
+     lambda orig, t, blocks, stats, x, biased: list(x),
+     ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-ce-two-rounds"]),
+    ("batch norm: bn.running = frozen read as update", mv, "fedavg_run",
+     switch_default("bn.running"), ["layers/fedavg-bn1d-mlp-frozen"]),
+    ("batch norm: bn.running_var = biased read as unbiased", mv,
+     "fedavg_run", switch_default("bn.running_var"),
+     ["optim/fedavg-adam-personal-client-bn-biased"]),
+    ("batch norm: fedbn.running_var = biased read as unbiased", mv,
+     "fedbn_run", switch_default("fedbn.running_var"),
+     ["fedbn/worked-samples-biased"]),
+    ("batch norm: the backward pass as evaluation mode's (γ G / s)", mv,
+     "bn_backward", bn_backward_eval,
+     ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-notes-a1"]),
+    ("batch norm: γ in the weight-decay group", mv, "bn_kinds",
+     lambda orig, spec: {k: x for k, x in orig(spec).items()
+                         if x == "buffer"},
+     ["optim/cfl-momentum-weights-client-bn-biased"]),
+    ("batch norm: the running statistics averaged under "
+     "bn.aggregate = parameters_only", mv, "bn_buffers",
+     lambda orig, spec: set(),
+     ["layers/fedavg-bn1d-mlp-pfllib-keep",
+      "layers/ditto-bn1d-mlp-pfllib-keep",
+      "layers/fedprox-bn1d-mlp-pfllib-keep",
+      "layers/fedalt-bn1d-mlp-fedrep-keep"]),
+    ("batch norm: the first upload's statistics as the first "
+     "participant's", mv, "fedavg_run",
+     lambda orig, spec: orig(dict(spec, schedule=dict(
+         spec["schedule"], rounds=[
+             {k: x for k, x in rd.items() if k != "first_upload"}
+             for rd in spec["schedule"]["rounds"]]))),
+     ["layers/fedavg-bn1d-mlp-pfllib-keep-first-upload"]),
+    ("batch norm: IFCA's estimate_mode = eval as training passes", mv,
+     "ifca_run", switch_default("ifca.estimate_mode"),
+     ["layers/ifca-bn1d-mlp-model-eval"]),
+    ("batch norm: FedDyn's ∇L_k and h moved on the running statistics",
+     mv, "bn_buffers",
+     lambda orig, spec: set() if spec["algorithm"]["name"] == "feddyn"
+     else orig(spec),
+     ["optim/feddyn-adam-server-bn-biased"]),
+    ("FedBN: the BN blocks averaged (fedbn.bn = shared)", mv, "fedbn_run",
+     lambda orig, spec: orig(dict(spec, algorithm=dict(
+         spec["algorithm"], switches=dict(
+             spec["algorithm"].get("switches", {}), **{
+                 "fedbn.bn": "shared"})))),
+     ["fedbn/worked-ce-two-rounds", "layers/fedbn-bn1d-mlp-samples"]),
     ("FedFomo: val_mode = train", mv, "fedfomo_run",
      switch_default("fedfomo.val_mode"), ["layers/fedfomo-mlp-dropout-eval"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
