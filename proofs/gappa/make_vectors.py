@@ -2082,6 +2082,22 @@ def bn_moved(grad, x):
     return x if move is None else move(x)
 
 
+def bn_own(x, own, k, buf):
+    """x with client k's own running statistics on the entries BUF
+    (bn.aggregate = parameters_only: set_parameters copies parameters()
+    only), x itself before k first trains (OWN has no k: w⁰'s)."""
+    return [own[k][p] if p in buf and k in own else v
+            for p, v in enumerate(x)]
+
+
+def bn_first_upload(acc, own, rd, part, buf):
+    """The server's sum ACC with the running statistics of the round's
+    first uploader (schedule.rounds[t].first_upload, or its first
+    participant: pflref_bn_first_upload) on the entries BUF."""
+    first = own[rd.get("first_upload", part[0])]
+    return [first[p] if p in buf else v for p, v in enumerate(acc)]
+
+
 def bn_move(t, blocks, stats, x, biased):
     """x with its running statistics moved by the last training pass's
     STATS ([(layer, KEEP entry)], layers_grad's bn_out), as
@@ -2363,7 +2379,7 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
     first uploader (schedule.rounds[t].first_upload, or its first
     participant)."""
     n = sum(nk)
-    own = {k: w for k in range(len(nk))} if keep else None
+    own = {}                            # r_k (keep), w⁰'s until k trains
     for rnd_i, rd in enumerate(spec["schedule"]["rounds"]):
         out.append((("round_begin", rnd_i, None, None, "w"), w))
         w_t = w
@@ -2376,9 +2392,7 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
                     acc = accumulate(t, acc, t.exact_ratio(nk[k], n), w_t)
                 continue
             j = part.index(k)
-            start = w_t if not keep else \
-                [o if p in keep else x
-                 for p, (x, o) in enumerate(zip(w_t, own[k]))]
+            start = bn_own(w_t, own, k, keep) if keep else w_t
             out.append((("client_begin", rnd_i, k, 0, "w_local"), start))
             eta_k = steps.of(eta, rnd_i, k) if steps else eta
             if opt is not None:
@@ -2396,8 +2410,7 @@ def fedavg_rounds(t, spec, nk, grad, eta, w, weights, out, steps=None,
                 c = t.exact_ratio(nk[k], m_t)
             acc = accumulate(t, acc, c, wl)
         if keep and part:
-            first = own[rd.get("first_upload", part[0])]
-            acc = [first[p] if p in keep else x for p, x in enumerate(acc)]
+            acc = bn_first_upload(acc, own, rd, part, keep)
         w = acc
         out.append((("server", rnd_i, None, None, "w"), w))
         if steps:
@@ -3128,8 +3141,7 @@ def ditto_run(spec):
         part = rd["clients"]
         m_t = sum(nk[k] for k in part)
         for j, k in enumerate(part):
-            wl = [own[k][p] if p in buf and k in own else x
-                  for p, x in enumerate(w_t)] if keep else w_t
+            wl = bn_own(w_t, own, k, buf) if keep else w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             out.append((("client_begin", ri, k, 0, "v"), v[k]))
             eta = steps.of(eta0, ri, k)
@@ -3177,8 +3189,7 @@ def ditto_run(spec):
                 else t.exact_ratio(nk[k], m_t)
             acc = accumulate(t, acc, c, wl)
         if keep and part:               # the first uploader's r_μ, r_v
-            first = own[rd.get("first_upload", part[0])]
-            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
+            acc = bn_first_upload(acc, own, rd, part, buf)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
@@ -3240,8 +3251,7 @@ def fedprox_run(spec):
                              "without the round's draws")
         m_t = sum(nk[k] for k in rd["clients"])
         for j, k in enumerate(rd["clients"]):
-            wl = [own[k][p] if p in buf and k in own else x
-                  for p, x in enumerate(w_t)] if keep else w_t
+            wl = bn_own(w_t, own, k, buf) if keep else w_t
             out.append((("client_begin", ri, k, 0, "w_local"), wl))
             eta = steps.of(eta0, ri, k)
             opt.begin()
@@ -3259,8 +3269,7 @@ def fedprox_run(spec):
             out.append((("note", ri, k, None, "c"), [c]))
             acc = accumulate(t, acc, c, wl)
         if keep and rd["clients"]:      # the first uploader's r_μ, r_v
-            first = own[rd.get("first_upload", rd["clients"][0])]
-            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
+            acc = bn_first_upload(acc, own, rd, rd["clients"], buf)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(rd["clients"])
@@ -3541,8 +3550,7 @@ def feddyn_run(spec):
         part = rd["clients"]
         inv_m = t.exact_ratio(1, len(part))
         for j, k in enumerate(part):
-            th = [own[k][p] if p in buf and k in own else x
-                  for p, x in enumerate(prev)] if keep else prev
+            th = bn_own(prev, own, k, buf) if keep else prev
             out.append((("client_begin", ri, k, 0, "theta_k"), th))
             eta = steps.of(eta0, ri, k)
             alpha_k = alpha_of(k)
@@ -3579,8 +3587,7 @@ def feddyn_run(spec):
                  for p, (a, b) in enumerate(zip(dsum, add))]
             acc = accumulate(t, acc, inv_m, th)
         if keep and part:               # the first uploader's r_μ, r_v
-            first = own[rd.get("first_upload", part[0])]
-            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
+            acc = bn_first_upload(acc, own, rd, part, buf)
         if literal:
             dsum = [a if p in buf else t.op(a, "-", r)
                     for p, (a, r) in enumerate(zip(dsum, prev))]
@@ -4345,8 +4352,7 @@ def apfl_run(spec):
         part = rd["clients"]
         n_u = sum(nk[k] for k in part)
         for j, i in enumerate(part):
-            wl = [own[i][p] if p in buf and i in own else x
-                  for p, x in enumerate(w)]
+            wl = bn_own(w, own, i, buf)
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
             out.append((("client_begin", ri, i, 0, "v"), v[i]))
             eta = steps.of(eta0, ri, i)
@@ -4430,8 +4436,7 @@ def apfl_run(spec):
                 else t.exact_ratio(1, len(part))
             acc = accumulate(t, acc, c, wl)
         if buf and part:    # the first uploader's r_μ, r_v
-            first = own[rd.get("first_upload", part[0])]
-            acc = [first[p] if p in buf else x for p, x in enumerate(acc)]
+            acc = bn_first_upload(acc, own, rd, part, buf)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
