@@ -284,8 +284,9 @@ SPREAD = [
 # (layers/local-bn1d-mlp-two-rounds: 5.97e-13 against 4.92e-13 at record
 # 9), batch normalisation's backward pass cancelling (M G − Σ G − x̂ Σ G
 # x̂), which a per-operation bound does not see; and, by the same
-# cancellation, FedBN's shared baseline with the cross-entropy (fedbn/worked-shared-baseline: 5.64e-11 against 4.03e-12
-# at record 7) and its client optimizer with momentum
+# cancellation, FedBN's shared baseline with the cross-entropy
+# (fedbn/worked-shared-baseline: 5.64e-11 against 4.03e-12 at record 7)
+# and its client optimizer with momentum
 # (fedbn/worked-momentum-client: 4.37e-11 against 4.59e-12 at record 7),
 # FedAvg's classical momentum on the server with the running statistics
 # frozen (optim/fedavg-classical-shared-server-bn-frozen: 1.31e-12 against
