@@ -506,10 +506,13 @@ fuzz-smoke:
 	$(call RUN_FUZZ,$(FUZZ_BINS),$(FUZZ_SMOKE_SECONDS),-1)
 
 # Frama-C WP proofs of the contracts in ref/, their negative controls, and
-# the Coq proofs of proofs/coq/ (proofs/README.md).
+# the Coq proofs of proofs/coq/ (proofs/README.md).  The CLI is built for
+# the Gappa step's test of a frozen vector's derived tolerance
+# (tests/lint/test_derive_tolerance.py).
 proofs:
-	@./deps.sh proofs
-	proofs/run.sh
+	@./deps.sh core proofs
+	@$(MAKE) -s --no-print-directory $(B)/rel/pflref
+	PFLREF_CLI=$(abspath $(B))/rel/pflref proofs/run.sh
 
 # proofs/cache/, proofs/records/ and proofs/gappa/cache/ rewritten from
 # nothing (proofs/README.md, "The prover cache", "The run records"): every

@@ -28,8 +28,11 @@
 #     generators write (make_*.py --check); and every script's control,
 #     its bound one step tighter (its "# control:" line), must NOT prove,
 #     with Gappa's own "not satisfied" (a syntax error is no caught
-#     control).  PROOFS_GAPPA_ONLY=1 runs this step alone (it needs only
-#     gappa and python3).
+#     control); and a frozen vector's tolerance is derived from the
+#     bounds (proofs/gappa/derive_tolerance.py, tested by
+#     tests/lint/test_derive_tolerance.py, which freezes with the CLI:
+#     PFLREF_CLI, else build/rel/pflref).  PROOFS_GAPPA_ONLY=1 runs this
+#     step alone (it needs only gappa, python3 and the CLI).
 #
 #     proofs/run.sh            (make proofs installs the tools first)
 #
@@ -235,6 +238,13 @@ gappa_step() {
         cat "$glog/$k.log"
         [ -e "$glog/$k.failed" ] && gst=1
     done <"$glog/list"
+    # a frozen vector's tolerance derived from these bounds
+    # (proofs/gappa/derive_tolerance.py): its test freezes shipped specs
+    # with the CLI (PFLREF_CLI, which `make proofs` builds and sets)
+    if ! python3 tests/lint/test_derive_tolerance.py; then
+        echo "proofs: gappa: tests/lint/test_derive_tolerance.py failed"
+        gst=1
+    fi
     # scripts and controls alike: one line each in $glog/answers
     echo "proofs: gappa: cache ($CACHE_MODE): found $(grep -c '^found$' "$glog/answers"), missed $(grep -c '^missed$' "$glog/answers"), written $(grep -c '^written$' "$glog/answers") answers"
     [ "$CACHE_MODE" != rebuild ] ||

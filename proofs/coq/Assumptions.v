@@ -4,9 +4,11 @@
    middle that Coquelicot's derivatives use): no unfinished proof and no
    assumption of our own.  ClusterJoint.v's theorems may also rest on the
    ACSL logic function edge_pos as WP's translation declares it
-   (L_edge_pos and its equation L_edge_pos'def; see that file). *)
+   (L_edge_pos and its equation L_edge_pos'def; see that file), and
+   LinkageJoint.v's on link_pos (L_link_pos, L_link_pos'def). *)
 From Pflref Require Import PFedMeInner ProxQuad Sampling Pflego Variance
-  Bipartition PrimControl ClusterJoint SamplerJoint Selection.
+  Bipartition PrimControl ClusterJoint SamplerJoint Selection
+  Linkage LinkageJoint.
 
 Print Assumptions prox_minimises.
 Print Assumptions inner_closed_form.
@@ -100,6 +102,29 @@ Print Assumptions ClusterJoint.run_joint.
 Print Assumptions ClusterJoint.tree_maximal_joint.
 Print Assumptions ClusterJoint.tree_kruskal_joint.
 Print Assumptions ClusterJoint.bipartition_joint.
+Print Assumptions Linkage.complete_link_unique.
+Print Assumptions Linkage.complete_link_sym.
+Print Assumptions Linkage.complete_link_exists.
+Print Assumptions Linkage.clink_choice_unique.
+Print Assumptions Linkage.clink_choice_exists.
+Print Assumptions Linkage.complete_link_ext.
+Print Assumptions Linkage.complete_link_same.
+Print Assumptions Linkage.merge_clusters.
+Print Assumptions Linkage.merge_partition.
+Print Assumptions Linkage.lance_williams.
+Print Assumptions LinkageJoint.L_link_pos_exists.
+Print Assumptions LinkageJoint.link_pos_joint.
+Print Assumptions LinkageJoint.rep_pair_joint.
+Print Assumptions LinkageJoint.clink_joint.
+Print Assumptions LinkageJoint.complete_links_joint.
+Print Assumptions LinkageJoint.merge_best_joint.
+Print Assumptions LinkageJoint.best_merge_joint.
+Print Assumptions LinkageJoint.best_merge_post_joint.
+Print Assumptions LinkageJoint.lw_min_joint.
+Print Assumptions LinkageJoint.same_alpha_joint.
+Print Assumptions LinkageJoint.same_members_joint.
+Print Assumptions LinkageJoint.update_joint.
+Print Assumptions LinkageJoint.merge_step_joint.
 Print Assumptions SamplerJoint.ascending_subset_joint.
 Print Assumptions SamplerJoint.ascending_increasing.
 Print Assumptions SamplerJoint.chosen_is_draw.

@@ -6854,11 +6854,28 @@ def build(vid):
     """(script text without bounds, goals, checks) of vector VID."""
     v = json.load(open(os.path.join(ROOT, "golden", vid + ".json"),
                        encoding="utf-8"))
+    t, recs, goals, _ = replayed_goals(v, vid)
+    if "w" in v["expected"]["final"]:
+        final = v["expected"]["final"]["w"]
+        if [float(x[2]) for x in last_w(recs)] != final:
+            raise SystemExit(f"make_vectors: {vid}: final w differs")
+    return v, t, goals
+
+
+def replayed_goals(v, name, rounds_to_expected=True):
+    """(trace, replay records, goals, exact values) of vector V (NAME in
+    messages): the replay of its spec, and one goal (record index,
+    rounded, exact, expected double) per number of its expected trajectory
+    and final v, each matched to the replay's record of the same key, with
+    its exact value (a Fraction).  With ROUNDS_TO_EXPECTED (the shipped
+    vectors, whose expected numbers are the exact values rounded) each
+    exact value must round to the number expected."""
     t, recs = replay(v["spec"])
     by_key = {}
     for k, val in recs:
         by_key.setdefault(k, val)
     goals = []     # (record index, rounded, exact, expected double)
+    exact = []     # each goal's exact value
     records = list(v["expected"]["trajectory"])
     for i, vi in enumerate(v["expected"]["final"].get("v") or []):
         records.append({"event": "final", "client": i, "name": "v",
@@ -6866,31 +6883,51 @@ def build(vid):
     for i, rec in enumerate(records):
         k = key(rec)
         if k not in by_key:
-            raise SystemExit(f"make_vectors: {vid}: record {i} {k} is not "
+            raise SystemExit(f"make_vectors: {name}: record {i} {k} is not "
                              "in the replay")
         if len(by_key[k]) != len(rec["value"]):
-            raise SystemExit(f"make_vectors: {vid}: record {i}: length")
+            raise SystemExit(f"make_vectors: {name}: record {i}: length")
         for (r, x, ex), want in zip(by_key[k], rec["value"]):
-            if float(ex) != want:
-                raise SystemExit(f"make_vectors: {vid}: record {i}: the "
+            if rounds_to_expected and float(ex) != want:
+                raise SystemExit(f"make_vectors: {name}: record {i}: the "
                                  f"replay's exact value {ex} rounds to "
                                  f"{float(ex)}, the vector expects {want}")
             goals.append((i, r, x, want))
-    if "w" in v["expected"]["final"]:
-        final = v["expected"]["final"]["w"]
-        # the last server w, or the replay's own final w (a run without
-        # a server step)
-        last_w = [val for k, val in recs
-                  if k[0] == "server" and k[4] == "w"
-                  or k == ("final", None, None, None, "w")][-1]
-        if [float(x[2]) for x in last_w] != final:
-            raise SystemExit(f"make_vectors: {vid}: final w differs")
-    return v, t, goals
+            exact.append(ex)
+    # the final α of interpolation and APFL: client i's last α record, so
+    # that record's goal covers it, or, where α is never recorded (APFL's
+    # fixed α), the spec's α itself, a double, unchanged; the final w is
+    # the caller's (last_w)
+    for part, vals in v["expected"]["final"].items():
+        if part in ("w", "v"):
+            continue
+        if part != "alpha":
+            raise SystemExit(f"make_vectors: {name}: final {part} is not "
+                             "replayed")
+        for i, a in enumerate(vals):
+            last = [rec["value"] for rec in v["expected"]["trajectory"]
+                    if rec["name"] == "alpha" and rec.get("client") == i]
+            hp = v["spec"]["algorithm"].get("hyperparameters", {})
+            if last[-1:] != [[a]] and (last or a != hp.get("alpha")):
+                raise SystemExit(f"make_vectors: {name}: final alpha[{i}] "
+                                 f"is not client {i}'s last alpha record")
+    return t, recs, goals, exact
 
 
-def script(vid, bounds=None):
-    """The script of VID with the bounds given (--check) or found."""
-    v, t, goals = build(vid)
+def last_w(recs):
+    """The replay's last server w, or its own final w (a run without a
+    server step): the values the vector's final w holds."""
+    return [val for k, val in recs
+            if k[0] == "server" and k[4] == "w"
+            or k == ("final", None, None, None, "w")][-1]
+
+
+def proved_bounds(name, t, goals, bounds=None):
+    """(hypothesis, goal pairs, their error names, their definitions,
+    the question put to Gappa, their bounds) of a replay T with GOALS
+    (NAME in messages): the BOUNDS given (--check) or Gappa's
+    enclosures rounded up (the search), after the guards' checks that
+    the rounded run takes the exact run's branches."""
     hyp = " /\\ ".join(t.hyp)
     # one goal per distinct (rounded, exact) pair
     pairs = []
@@ -6901,7 +6938,6 @@ def script(vid, bounds=None):
         for r, x, _ in vals:
             if (r, x) not in pairs:
                 pairs.append((r, x))
-    enclosure = vid in ENCLOSURE
     # each goal's error named last (err1, err2, ...), so that Gappa's
     # answers can be matched by name (gc.named_enclosures: Gappa answers
     # goals that share a term once, and not in the goals' order)
@@ -6912,7 +6948,7 @@ def script(vid, bounds=None):
         rc, out = gc.run(gc.text(t.lines + named, hyp, asked))
         found = gc.named_enclosures(out)
         if rc != 0 or any(e not in found for e in errs):
-            raise SystemExit(f"make_vectors: {vid}: gappa found no "
+            raise SystemExit(f"make_vectors: {name}: gappa found no "
                              "enclosure:\n" + out[-2000:])
         bounds = [gc.round_up(found[e])[0] for e in errs]
     if len(bounds) != len(pairs):
@@ -6937,21 +6973,21 @@ def script(vid, bounds=None):
         ex = [e for _, _, e in vals]
         tie = side == "tie" and ex[1] == ex[0] and b[0] == b[1] == 0
         if kind == "order" and not (ex[1] - ex[0] > b[0] + b[1] or tie):
-            raise SystemExit(f"make_vectors: {vid}: the losses "
+            raise SystemExit(f"make_vectors: {name}: the losses "
                              f"{float(ex[0])} and {float(ex[1])} are closer "
                              "than their bounds")
         if kind == "nonzero" and not abs(ex[0]) - b[0] > Fraction(1, 2 ** 500):
-            raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
+            raise SystemExit(f"make_vectors: {name}: a value the C tests for "
                              f"0, {float(ex[0])}, is within its bound "
                              f"{float(b[0]):.3g} of 0")
         if kind == "one" and not {
                 "below": ex[0] + b[0] + SQRT_MARGIN < 1,
                 "above": ex[0] - b[0] - SQRT_MARGIN >= 1}[side]:
-            raise SystemExit(f"make_vectors: {vid}: a clipping coefficient "
+            raise SystemExit(f"make_vectors: {name}: a clipping coefficient "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of 1")
         if kind == "taylor" and not b[0] <= Fraction(1, 2):
-            raise SystemExit(f"make_vectors: {vid}: an argument of exp has "
+            raise SystemExit(f"make_vectors: {name}: an argument of exp has "
                              f"the bound {float(b[0]):.3g}, above 1/2")
         # cfl_run's comparisons: rounded a < b ("lt"), a <= b ("le": or
         # equal, both exact or one double, Trace.same), and a similarity
@@ -6962,7 +6998,7 @@ def script(vid, bounds=None):
                 ex[1] - ex[0] - b[0] - b[1] - SQRT_MARGIN > 0
                 or kind == "le" and ex[0] == ex[1] and (
                     all(exact) or t.same(vals[0][0], vals[1][0], proved))):
-            raise SystemExit(f"make_vectors: {vid}: the values "
+            raise SystemExit(f"make_vectors: {name}: the values "
                              f"{float(ex[0])} and {float(ex[1])} are not "
                              "ordered beyond their bounds "
                              f"{float(b[0]):.3g} and {float(b[1]):.3g}")
@@ -6970,16 +7006,16 @@ def script(vid, bounds=None):
                 -1 <= ex[0] - b[0] - SQRT_MARGIN
                 and ex[0] + b[0] + SQRT_MARGIN <= 1
                 or exact[0] and abs(ex[0]) <= 1):
-            raise SystemExit(f"make_vectors: {vid}: a similarity "
+            raise SystemExit(f"make_vectors: {name}: a similarity "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of ±1")
         if kind == "zero" and not (ex[0] == 0 and b[0] == 0):
-            raise SystemExit(f"make_vectors: {vid}: a value the C tests for "
+            raise SystemExit(f"make_vectors: {name}: a value the C tests for "
                              f"0 has the bound {float(b[0]):.3g}, not 0")
         if kind == "clip" and not {
                 "below": ex[0] + b[0] < 0, "above": ex[0] - b[0] > 1,
                 "in": 0 <= ex[0] - b[0] and ex[0] + b[0] <= 1}[side]:
-            raise SystemExit(f"make_vectors: {vid}: a guarded value "
+            raise SystemExit(f"make_vectors: {name}: a guarded value "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of 0 or 1")
         # fedfomo's equal_up_to: fl(|x − y|) against fl(τ max(|x|, |y|)),
@@ -6987,7 +7023,7 @@ def script(vid, bounds=None):
         lo, hi = 1 - Fraction(1, 2 ** 52), 1 + Fraction(1, 2 ** 52)
         if kind == "equal" and not (b[0] + b[1]) * hi <= Fraction(side) * (
                 max(abs(ex[0]), abs(ex[1])) - max(b)) * lo:
-            raise SystemExit(f"make_vectors: {vid}: two equal values "
+            raise SystemExit(f"make_vectors: {name}: two equal values "
                              f"{float(ex[0])} have the bounds {float(b[0]):.3g}"
                              f" and {float(b[1]):.3g}, beyond τ = "
                              f"{float(side):.3g} of their scale")
@@ -6996,10 +7032,19 @@ def script(vid, bounds=None):
         if kind == "apart" and not (
                 gap > Fraction(1, 2 ** 500) and gap * lo > Fraction(side) * (
                     max(abs(ex[0]), abs(ex[1])) + max(b) + SQRT_MARGIN) * hi):
-            raise SystemExit(f"make_vectors: {vid}: the values "
+            raise SystemExit(f"make_vectors: {name}: the values "
                              f"{float(ex[0])} and {float(ex[1])} are within "
                              f"τ = {float(side):.3g} of their scale, up to "
                              "their bounds")
+    return hyp, pairs, errs, named, asked, bounds
+
+
+def script(vid, bounds=None):
+    """The script of VID with the bounds given (--check) or found."""
+    v, t, goals = build(vid)
+    hyp, pairs, errs, named, asked, bounds = proved_bounds(
+        vid, t, goals, bounds)
+    enclosure = vid in ENCLOSURE
     tol = v["tolerance"]
     atol, rtol = Fraction(tol["atol"]), Fraction(tol["rtol"])
     worst = None

@@ -2,8 +2,8 @@
 (* Written by proofs/wpcoq/export.sh: the Why3 task WP builds for
    proofs/wpcoq/question.c (its predicates, WP's own translation of the
    ACSL they name), printed by Why3's Coq printer, up to its goal.  Do not
-   edit: export.sh --check keeps it current; proofs/coq/ClusterJoint.v and
-   SamplerJoint.v join it to the theorems. *)
+   edit: export.sh --check keeps it current; proofs/coq/ClusterJoint.v,
+   LinkageJoint.v and SamplerJoint.v join it to the theorems. *)
 Require Import BuiltIn.
 Require BuiltIn.
 Require HighOrd.
@@ -513,6 +513,14 @@ Definition P_prim_joined (Mint:addr -> Numbers.BinNums.Z)
   ((prim_slot i) < added)%Z <-> ~ ((Mint (shift in_tree i)) = 0%Z).
 
 (* Why3 assumption *)
+Definition P_rep_pair (Mint:addr -> Numbers.BinNums.Z) (rep:addr)
+    (m:Numbers.BinNums.Z) (a:Numbers.BinNums.Z) (b:Numbers.BinNums.Z) : Prop :=
+  (((((Mint (shift rep a)) = a) /\ ((Mint (shift rep b)) = b)) /\
+    (0%Z <= a)%Z) /\
+   (a < b)%Z) /\
+  (b < m)%Z.
+
+(* Why3 assumption *)
 Inductive P_in_subtree: (addr -> Numbers.BinNums.Z) -> addr ->
   Numbers.BinNums.Z -> Numbers.BinNums.Z -> Prop :=
   | Q_subtree_top :
@@ -551,6 +559,15 @@ Definition P_last_edge (Mf64:addr -> Reals.Rdefinitions.R)
     (Mint (shift parent i)) i.
 
 (* Why3 assumption *)
+Definition P_complete_links (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z) (Lk:addr) (alpha:addr) (rep:addr)
+    (m:Numbers.BinNums.Z) : Prop :=
+  forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z), ~ (i1 = i) ->
+  ((Mint (shift rep i)) = i) -> ((Mint (shift rep i1)) = i1) ->
+  (0%Z <= i)%Z -> (i < m)%Z -> (0%Z <= i1)%Z -> (i1 < m)%Z ->
+  P_clink Mf64 Mint Lk alpha rep m i i1.
+
+(* Why3 assumption *)
 Definition P_best_link (Mf64:addr -> Reals.Rdefinitions.R)
     (Mint:addr -> Numbers.BinNums.Z) (Mint1:addr -> Numbers.BinNums.Z)
     (alpha:addr) (m:Numbers.BinNums.Z) (in_tree:addr) (link:addr)
@@ -581,4 +598,22 @@ Definition P_prim_cuts (Mf64:addr -> Reals.Rdefinitions.R)
   ((prim_slot 0%Z) = 0%Z) /\
   (forall (i:Numbers.BinNums.Z), (0%Z < i)%Z -> (i < added)%Z ->
    P_prim_step Mf64 Mint prim_order prim_slot alpha m parent i).
+
+(* Why3 assumption *)
+Definition P_pair_before (a1:Numbers.BinNums.Z) (b1:Numbers.BinNums.Z)
+    (a2:Numbers.BinNums.Z) (b2:Numbers.BinNums.Z) : Prop :=
+  (a1 < a2)%Z \/ (a2 = a1) /\ (b1 < b2)%Z.
+
+(* Why3 assumption *)
+Definition P_merge_best (Mf64:addr -> Reals.Rdefinitions.R)
+    (Mint:addr -> Numbers.BinNums.Z) (Lk:addr) (rep:addr)
+    (m:Numbers.BinNums.Z) (A:Numbers.BinNums.Z) (B:Numbers.BinNums.Z)
+    (best:Reals.Rdefinitions.R) (bA:Numbers.BinNums.Z)
+    (bB:Numbers.BinNums.Z) : Prop :=
+  (forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z),
+   P_pair_before i i1 bA bB -> P_rep_pair Mint rep m i i1 ->
+   ((Mf64 (shift Lk (i1 + (i * m)%Z)%Z)) < best)%R) /\
+  (forall (i:Numbers.BinNums.Z) (i1:Numbers.BinNums.Z),
+   P_pair_before i i1 A B -> P_rep_pair Mint rep m i i1 ->
+   ((Mf64 (shift Lk (i1 + (i * m)%Z)%Z)) <= best)%R).
 
