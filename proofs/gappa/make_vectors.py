@@ -775,9 +775,6 @@ UNSCRIPTED = [
     "fedrod/layers-paper",
     "fedrod/layers-pfllib",
     "fedrod/layers-pfllib-lr-trainings",
-    # Gappa's search stopped on a signal (exit −11), as on a stack overflow
-    "fedrod/mlp-before",
-    "fedrod/mlp-drawn",
     "fedrod/mlp-generic",
     "fedrod/mlp-paper",
     "layers/apfl-bn1d-mlp-pfllib-keep",
