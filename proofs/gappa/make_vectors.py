@@ -661,6 +661,19 @@ FEDROD = [
     "optim/fedrod-sgd-weights-layers",
 ]
 
+# MOON (moon_run) on the identity mlp and the layer list dense, relu,
+# dense, dense: the contrastive signal (three norms, two cosines and one
+# exp per sample: Trace.sqrt, Trace.exp), each party's previous model,
+# the preset official and the optimizers.
+MOON = [
+    "moon/mlp-paper",
+    "moon/mlp-mu0",
+    "moon/mlp-squared-drawn",
+    "moon/layers-official",
+    "moon/layers-relu-kink",
+    "optim/moon-adam-decay",
+]
+
 # Layer lists of dense, relu and dropout layers on a vector input
 # (layer_list, layers_grad): each relu decision a guard, the dropout masks
 # the schedule's, taken one pass per gradient (dropout_feed), under
@@ -765,6 +778,12 @@ BN = [
 # its end with the stack unlimited), which gappa_common.run does not
 # record.
 UNSCRIPTED = [
+    # MOON's replay (moon_run), Gappa's search not yet run
+    "moon/mlp-paper",
+    "moon/mlp-squared-drawn",
+    "moon/layers-official",
+    "moon/layers-relu-kink",
+    "optim/moon-adam-decay",
     "fedrod/mlp-counts-pfllib",
     "layers/perfedavg-mlp-dropout-hf",
     "layers/cfl-mlp-dropout-split",
@@ -839,7 +858,7 @@ UNSCRIPTED = [
 
 # The families whose scripts are written as Gappa's search ends
 LATE = OPTIM_LATE + MLP + LORA + PFLEGO + FEDALA + FEDPROTO + FEDROD \
-    + LAYERS + BN
+    + MOON + LAYERS + BN
 
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
@@ -1230,13 +1249,31 @@ class Trace:
         exact argument (the replay has not the C's rounded one)."""
         if a[2] < 0:
             raise ValueError("exp_neg of a negative argument")
+        return self.exp_signed(a, -1)
+
+    def exp(self, a):
+        """exp(a) of the C library at the rounded a of either sign
+        (MOON's e^{c_a/τ − c_b/τ}, ref/algorithms/moon.c
+        contrastive_signal): as exp_neg, with e^{+h} = 1 + h + δ₂ h² (the
+        remainder (h²/2) e^{ξ} <= 0.83 h² when |h| <= 1/2, the same guard
+        "taylor") and, for a > 0, X = 1/e^{−a} from exp_fraction (the same
+        relative accuracy).  The enclosure's widening for a carried
+        argument (exp_neg) holds while |a| is small: MOON's |a| <= 2/τ."""
+        return self.exp_signed(a, 1)
+
+    def exp_signed(self, a, sign):
+        """exp(SIGN · a), SIGN = ±1: exp_neg's and exp's script."""
         if a[2] == 0 and a[0] == a[1]:
             return self.const(1.0)
+
+        def e_of(q):                    # e^q, either sign
+            return exp_fraction(q) if q <= 0 else 1 / exp_fraction(-q)
         near = Fraction(float(a[2]))
-        want = exp_fraction(-near)
-        if abs(Fraction(libm_exp(-float(near))) - want) > want * POW_REL:
-            raise SystemExit(f"make_vectors: exp({-float(near)}) is not "
-                             "within one ulp of e^x")
+        want = e_of(sign * near)
+        if abs(Fraction(libm_exp(sign * float(near))) - want) \
+                > want * POW_REL:
+            raise SystemExit(f"make_vectors: exp({sign * float(near)}) is "
+                             "not within one ulp of e^x")
         x, r = self.fresh("x"), self.fresh("r")
         d1, d2, h = self.fresh("delta"), self.fresh("delta"), self.fresh("h")
         self.hyp += [f"{d1} in [-1, 1]", f"{d2} in [-1, 1]"]
@@ -1248,7 +1285,7 @@ class Trace:
             # the carried values' margin, 2^-300 of it, of the exact one:
             # the enclosure widens to 2^-300 of X then (e^{-a} moves by |a|
             # times a's relative error, |a| small)
-            ex = exp_fraction(-a[2])
+            ex = e_of(sign * a[2])
             step = Fraction(2) ** (ex.numerator.bit_length()
                                    - ex.denominator.bit_length()
                                    - (SQRT_BITS + 8 if a[0] not in self.approx
@@ -1258,7 +1295,8 @@ class Trace:
                             f"{gc.gappa_num(hi)}]")
             self.approx.add(r)
         self.lines.append(f"{h} = {a[0]} - {a[1]};")
-        self.lines.append(f"{r} = {x} * (1 - {h} + {d2} * {h} * {h}) * "
+        self.lines.append(f"{r} = {x} * (1 {'-' if sign < 0 else '+'} {h} "
+                          f"+ {d2} * {h} * {h}) * "
                           f"(1 + {d1} * {gc.gappa_num(POW_REL)});")
         self.guards.append(("taylor", [a], None))
         return (r, x, significant(ex) if a[2] else ex)
@@ -6290,6 +6328,59 @@ def fedala_run(spec):
 
 # FedProto's switches (ref/algorithms/fedproto.c) with the paper's values
 # first
+def body_entries(blocks, lay):
+    """The body's entries of w (model_blocks): the identity mlp's W1, b1,
+    or every block of the layer list LAY but its last dense layer's."""
+    if lay is None:
+        at = {name: ent for name, ent, _, _ in blocks}
+        return at["W1"] + at.get("b1", [])
+    return [p for _, ent, _, _ in blocks[:-2 if lay[-1]["bias"] else -1]
+            for p in ent]
+
+
+def body_passes(t, lay, blocks, h):
+    """(features, body_grad) of a replay whose loss has a term on the
+    body's features Φ (FedProto's prototype distance, MOON's ℓ_con), on
+    the identity mlp of h hidden units (LAY None) or the layer list LAY:
+    features(x, rows) is pflref_model_features (mlp_affine: Φ = A; or
+    layers_forward through every layer but the last), body_grad(x, rows,
+    dΦ) pflref_model_body_grad_features, the body's entries (body_entries)
+    of (1/nb) Σ_j J_j(x)ᵀ dΦ_j (mlp_dense_backward with α = fl(1/nb), or
+    layers_backward from the body's outputs of the features call just
+    made at x on these rows: layers_body.c's body_cached)."""
+    one = t.const(1.0)
+    body = body_entries(blocks, lay)
+    cache = []
+
+    def features(x, rows):
+        if lay is not None:
+            cache[:] = [layers_forward(t, lay[:-1], blocks, rows, x)]
+            return cache[0][2]
+        W1, b1, _, _ = mlp_parts(blocks, x)
+        return mlp_affine(t, rows, W1, b1, h)
+
+    def body_grad(x, rows, dPhi):
+        if lay is not None:
+            ins, keep, _ = cache[0]
+            g = layers_backward(t, lay[:-1], blocks, x, ins, keep, dPhi,
+                                [None] * len(x))
+            return [g[p] for p in body]
+        alpha = t.op(one, "/", t.const(float(len(rows))))
+        gW1, gb1 = mlp_dense_backward(t, dPhi, rows, alpha,
+                                      mlp_parts(blocks, x)[1] is not None)
+        return gW1 + gb1
+    return features, body_grad
+
+
+def body_term(t, g, body, c, gb):
+    """g with g_p + fl(c gb_p) on the body's entries p (FedProto's λ ∇R,
+    MOON's μ ∇ℓ_con; the head's term is 0, g_p + c·0 = g_p, left out)."""
+    g = list(g)
+    for p, gr in zip(body, gb):
+        g[p] = t.op(g[p], "+", t.op(c, "*", gr))
+    return g
+
+
 FEDPROTO_SWITCHES = {"fedproto.distance": ("squared_l2", "mse"),
                      "fedproto.client_protos": ("trained",
                                                 "during_training"),
@@ -6392,39 +6483,17 @@ def fedproto_run(spec):
     P, data, nk, grad = model_setup(t, spec)
     N, h, K = len(nk), m["h"], m["k"]
     blocks = model_blocks(spec)
-    at = {name: ent for name, ent, _, _ in blocks}
-    body = at["W1"] + at.get("b1", []) if lay is None else \
-        [p for _, ent, _, _ in blocks[:-2 if lay[-1]["bias"] else -1]
-         for p in ent]
+    body = body_entries(blocks, lay)
     eta0, lam = t.const(hp["eta"]), t.const(hp["fedproto.lambda"])
     steps = Steps(t, hp, sw, preset == "pfllib")
     opt = Optim(t, hp, sw, spec)
-    zero, one, two = t.const(0.0), t.const(1.0), t.const(2.0)
+    zero, two = t.const(0.0), t.const(2.0)
     c_R = t.op(two, "/", t.const(float(h))) if mse else two
     v = {i: given_init(t, spec, P) for i in range(N)}
     C_bar, N_bar = [[zero] * h for _ in range(K)], [0] * K
     out = []
 
-    cache = []
-
-    def features(x, rows):                  # pflref_model_features
-        if lay is not None:                 # relu(A), the body's pass
-            cache[:] = [layers_forward(t, lay[:-1], blocks, rows, x)]
-            return cache[0][2]
-        W1, b1, _, _ = mlp_parts(blocks, x)
-        return mlp_affine(t, rows, W1, b1, h)
-
-    def body_grad(x, rows, dPhi):           # ..._body_grad_features
-        if lay is not None:                 # back through relu, dense
-            # from the body's outputs of the features call just made at
-            # x on these rows (layers_body.c: body_cached)
-            ins, keep, _ = cache[0]
-            g = layers_backward(t, lay[:-1], blocks, x, ins, keep, dPhi,
-                                [None] * len(x))
-            return [g[p] for p in body]
-        alpha = t.op(one, "/", t.const(float(len(rows))))
-        gW1, gb1 = mlp_dense_backward(t, dPhi, rows, alpha, "b1" in at)
-        return gW1 + gb1
+    features, body_grad = body_passes(t, lay, blocks, h)
 
     for ri, rd in enumerate(rounds):
         C_sum, W_sum, N_new = [None] * K, [0] * K, [0] * K
@@ -6459,9 +6528,8 @@ def fedproto_run(spec):
                         if N_bar[label[s]] else [zero] * h
                         for ph, s in zip(Phi, batch)]
                 if any(N_bar[label[s]] for s in batch) and lam[2] != 0:
-                    g = list(g)                             # l. 4
-                    for p, gr in zip(body, body_grad(x, rows, dPhi)):
-                        g[p] = t.op(g[p], "+", t.op(lam, "*", gr))
+                    g = body_term(t, g, body, lam,          # l. 4
+                                  body_grad(x, rows, dPhi))
                 if opt.plain:                               # l. 5
                     x = [t.op(xp, "-", t.op(eta, "*", gp))
                          for xp, gp in zip(x, g)]
@@ -6772,6 +6840,161 @@ def fedrod_run(spec):
     return t, out
 
 
+def moon_signal(t, z, a, b, tau):
+    """∂ℓ_con,j/∂z_j of Alg. 1 l. 17 for one sample, as contrastive_signal
+    of ref/algorithms/moon.c computes it (z = R_{w_i}(x_j), a = z_glob,
+    b = z_prev, each of h entries):
+
+      ‖z‖ = √(Σ_u z_u z_u), the sum from the first product (the C's 0.0 +
+        z_0 z_0 is that product exactly), ‖a‖, ‖b‖ alike     (norm2)
+      z·a, z·b from the first product, u = 0, 1, ..., h − 1
+      c_a = fl(z·a / fl(‖z‖ ‖a‖)),  c_b = fl(z·b / fl(‖z‖ ‖b‖))
+      p = fl(1 / fl(1 + exp(fl(fl(c_a/τ) − fl(c_b/τ)))))   (Trace.exp)
+      dz_u = fl(p/τ) (b_u / fl(‖z‖ ‖b‖) − fl(c_b z_u) / fl(‖z‖ ‖z‖))
+        (add_cos_grad onto dz = 0: the first term exactly), then
+      dz_u − fl(p/τ) (a_u / fl(‖z‖ ‖a‖) − fl(c_a z_u) / fl(‖z‖ ‖z‖))
+        (add_cos_grad with c = −fl(p/τ): fl(dz + fl(−c' y)) = fl(dz −
+        fl(c' y)), the same double)
+
+    Each norm must be exactly positive (the C's test; a zero
+    representation is its PFLREF_EDIVERGE, outside the replay)."""
+    def dot(u, v):
+        s = t.op(u[0], "*", v[0])
+        for p, q in zip(u[1:], v[1:]):
+            s = t.op(s, "+", t.op(p, "*", q))
+        return s
+    nz, na, n_b = (t.sqrt(dot(v, v)) for v in (z, a, b))
+    if not (nz[2] > 0 and na[2] > 0 and n_b[2] > 0):
+        raise SystemExit("make_vectors: moon: a zero representation (the "
+                         "C's divergence), outside the replay")
+    c_a = t.op(dot(z, a), "/", t.op(nz, "*", na))
+    c_b = t.op(dot(z, b), "/", t.op(nz, "*", n_b))
+    e = t.exp(t.op(t.op(c_a, "/", tau), "-", t.op(c_b, "/", tau)))
+    one = t.const(1.0)
+    p = t.op(one, "/", t.op(one, "+", e))
+    c = t.op(p, "/", tau)
+
+    def cos_grad(v, nv, sim, u):        # (v_u/(‖z‖‖v‖) − sim z_u/‖z‖²)
+        return t.op(t.op(v[u], "/", t.op(nz, "*", nv)), "-",
+                    t.op(t.op(sim, "*", z[u]), "/", t.op(nz, "*", nz)))
+    return [t.op(t.op(c, "*", cos_grad(b, n_b, c_b, u)), "-",
+                 t.op(c, "*", cos_grad(a, na, c_a, u)))
+            for u in range(len(z))]
+
+
+def moon_run(spec):
+    """[(record key, [value per entry])] of a MOON run (Li, He, Song,
+    CVPR 2021, Alg. 1 with eqs. (3)-(4); ref/algorithms/moon.c) on the
+    identity mlp (R_w = A, the body (W1, b1)) or a layer list of dense
+    and relu layers whose last layer is dense (R_w the output of the
+    layers before it, layers_forward; the body's gradient from dz back
+    through them by layers_backward on the pass at w_i: layers_body.c's
+    cached body), the cross-entropy or a squared loss, no batch
+    normalisation or dropout, the preset official (torch SGD, momentum
+    0.9, weight decay 1e-5, a new optimizer per local training), η's decay
+    (Steps) and the client optimizer (Optim, slot 0), in the C's order
+    (moon_round, local_step, contrastive_grad; X_b the batch's rows):
+
+      round start   w_t <- w; acc <- 0; n_S = Σ_{S_t} n_j
+      party i       (the round's parties in the schedule's listed order)
+                    x <- w_t; η of its train() (Steps); the optimizer's
+                    begin
+                    per batch b (l. 11-19):
+                      g = ∇ℓ_sup at x (pflref_batch_grad: model_setup's
+                        gradient)                               (l. 13)
+                      when μ ≠ 0: z_glob = R_{w_t}(X_b), z_prev =
+                        R_{w_i^{t−1}}(X_b), z = R_x(X_b), each a features
+                        call (mlp_affine, or layers_forward)   (l. 14-16)
+                        dz_j = moon_signal per sample            (l. 17)
+                        g_con := (1/nb) back through the body from dz
+                          (pflref_model_body_grad_features: mlp_dense_
+                          backward with α = fl(1/nb), or layers_backward)
+                        g_p <- g_p + fl(μ g_con,p) on the body (the
+                          head's g_con is 0: g_p + μ·0 = g_p)    (l. 18)
+                      x <- x − η g, or the optimizer's step     (l. 19)
+                    w_i^{t−1} <- x (from w⁰ before i first trains)
+                    acc <- acc + fl(n_i / n_S) x      (pflref_accumulate)
+      server        w <- acc                                     (l. 7)
+
+    Records: round_begin and server "w"; client_begin, step and
+    client_end "w_local"; final "v" (each party's w_i^{t−1}).  The relu
+    decisions are layers_forward's guards, the cross-entropy's largest
+    logit softmax_rows'; the argument of exp is within a Taylor guard."""
+    m = spec["model"]
+    hp, sw, preset = accepted(
+        spec, "moon", {"eta", "moon.mu", "moon.tau"}, set(),
+        (None, "official"),
+        what="eta, moon.mu, moon.tau, lr.schedule, opt.*, the preset "
+        "official; no batch normalisation", lr=True, opt=True)
+    if preset == "official":            # ref/engine/presets.c
+        hp = dict({"opt.momentum": 0.9, "opt.weight_decay": 0.00001}, **hp)
+    lay = layer_list(m) if m.get("kind") == "layers" else None
+    if lay is not None:
+        if any(L["type"] not in ("dense", "relu") for L in lay) \
+                or len(lay) < 2 or lay[-1]["type"] != "dense":
+            raise SystemExit("make_vectors: moon: a layer list other than "
+                             "dense and relu layers ending in a dense one")
+    elif (m.get("kind"), m.get("activation", "relu")) != ("mlp",
+                                                          "identity") \
+            or m.get("bn") or "dropout" in m:
+        raise SystemExit("make_vectors: moon: not an identity mlp or a "
+                         "layer list of dense and relu layers, no bn or "
+                         "dropout")
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec)
+    blocks = model_blocks(spec)
+    body = body_entries(blocks, lay)
+    eta0 = t.const(hp["eta"])
+    mu, tau = t.const(hp["moon.mu"]), t.const(hp["moon.tau"])
+    steps = Steps(t, hp, sw, False)
+    opt = Optim(t, hp, sw, spec)
+    features, body_grad = body_passes(t, lay, blocks, m.get("h"))
+
+    w = given_init(t, spec, P)
+    prev = {i: w for i in range(len(nk))}   # w_i^{−1} = w⁰
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t, acc = w, None
+        n_S = sum(nk[i] for i in rd["clients"])
+        for j, i in enumerate(rd["clients"]):
+            X = data[i][0]
+            x = w_t
+            out.append((("client_begin", ri, i, 0, "w_local"), x))
+            eta = steps.of(eta0, ri, i)
+            opt.begin()
+            for q, batch in enumerate(rd["batches"][j]):
+                if not batch or len(batch) > max(nk):
+                    raise SystemExit("make_vectors: moon: an empty batch, "
+                                     "or one larger than the largest "
+                                     "training set")
+                g = grad(i, x, batch)                       # l. 13
+                if mu[2] != 0:
+                    rows = [X[s] for s in batch]
+                    z_glob = features(w_t, rows)            # l. 15
+                    z_prev = features(prev[i], rows)        # l. 16
+                    z = features(x, rows)                   # l. 14
+                    dz = [moon_signal(t, zj, aj, bj, tau)   # l. 17
+                          for zj, aj, bj in zip(z, z_glob, z_prev)]
+                    g = body_term(t, g, body, mu,           # l. 18
+                                  body_grad(x, rows, dz))
+                if opt.plain:                               # l. 19
+                    x = [t.op(xp, "-", t.op(eta, "*", gp))
+                         for xp, gp in zip(x, g)]
+                else:
+                    x = opt.step(i, x, g, eta)
+                out.append((("step", ri, i, q + 1, "w_local"), x))
+            prev[i] = x
+            out.append((("client_end", ri, i, None, "w_local"), x))
+            acc = accumulate(t, acc, t.exact_ratio(nk[i], n_S), x)
+        w = acc
+        out.append((("server", ri, None, None, "w"), w))
+        steps.round_end(rd["clients"])
+    for i in range(len(nk)):
+        out.append((("final", None, i, None, "v"), prev[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -6826,6 +7049,8 @@ def replay(spec):
         return fedproto_run(spec)
     if name == "fedrod":
         return fedrod_run(spec)
+    if name == "moon":
+        return moon_run(spec)
     return pfedme_run(spec)
 
 

@@ -5,7 +5,8 @@ the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
 (Optim), APPLE's loss scheduler (apple_lambda), batch normalisation and
 the switches of the algorithms' replays (FedFomo, FedAMP, CFL, FedRecon,
 pFedHN, Ditto, pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL,
-Per-FedAvg, FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD, FedBN).
+Per-FedAvg, FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD, MOON,
+FedBN).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -55,7 +56,9 @@ written:
     the cross-entropy mlp, and Adam's b1, b2 and ε taken as their doubles
     rather than the decimals the docs state; FedProto's distance, client prototypes and
     weights, and FedRoD's features and initial personal head read as
-    their defaults; FedRoD's given class counts dropped;
+    their defaults; FedRoD's given class counts dropped; MOON's preset
+    official dropped, its z_prev taken as z_glob (no previous model) and
+    τ as 1;
   * layer lists (layers_forward, layers_backward, dropout_feed): the
     backward pass through a relu without its mask (the layer lists'
     vectors, FedProto's and FedRoD's body gradients among them);
@@ -393,6 +396,17 @@ CASES = [
      lambda orig, spec: orig(dict(spec, init={
          k: x for k, x in spec["init"].items() if k != "class_counts"})),
      ["fedrod/mlp-counts-pfllib"]),
+    ("MOON: no preset (official's momentum and decay dropped)", mv,
+     "moon_run",
+     lambda orig, spec: orig(dict(spec, algorithm={
+         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     ["moon/layers-official"]),
+    ("MOON: z_prev as z_glob (no previous model)", mv, "moon_signal",
+     lambda orig, t, z, a, b, tau: orig(t, z, a, a, tau),
+     ["moon/mlp-paper", "moon/layers-official"]),
+    ("MOON: τ taken as 1", mv, "moon_signal",
+     lambda orig, t, z, a, b, tau: orig(t, z, a, b, t.const(1.0)),
+     ["moon/mlp-squared-drawn", "optim/moon-adam-decay"]),
     ("dropout: kept entries not rescaled", mv, "dropout_scale",
      lambda orig, t, p: t.const(1.0),
      ["layers/fedavg-mlp-dropout", "layers/ditto-mlp-dropout"]),
