@@ -794,8 +794,6 @@ UNSCRIPTED = [
     "fedrod/layers-paper",
     "fedrod/layers-pfllib",
     "fedrod/layers-pfllib-lr-trainings",
-    "fedrod/mlp-generic",
-    "fedrod/mlp-paper",
     "layers/apfl-bn1d-mlp-pfllib-keep",
     "layers/ditto-bn1d-mlp-pfllib-keep",
     "layers/ditto-bn1d-mlp-two-rounds",
@@ -1258,13 +1256,19 @@ class Trace:
         remainder (h²/2) e^{ξ} <= 0.83 h² when |h| <= 1/2, the same guard
         "taylor") and, for a > 0, X = 1/e^{−a} from exp_fraction (the same
         relative accuracy).  The enclosure's widening for a carried
-        argument (exp_neg) holds while |a| is small: MOON's |a| <= 2/τ."""
+        argument (exp_neg) holds while |a| is small (MOON's |a| <= 2/τ):
+        exp_signed requires |a| <= 64 there."""
         return self.exp_signed(a, 1)
 
     def exp_signed(self, a, sign):
         """exp(SIGN · a), SIGN = ±1: exp_neg's and exp's script."""
         if a[2] == 0 and a[0] == a[1]:
             return self.const(1.0)
+        if a[0] in self.approx and abs(a[2]) > 64:
+            # e^a moves by |a| times the carried argument's relative
+            # margin 2^-300: within the enclosure's 2^-292 for |a| <= 64
+            raise SystemExit("make_vectors: exp of a carried argument "
+                             f"{float(a[2])} beyond 64 in magnitude")
 
         def e_of(q):                    # e^q, either sign
             return exp_fraction(q) if q <= 0 else 1 / exp_fraction(-q)
@@ -6326,8 +6330,6 @@ def fedala_run(spec):
     return t, out
 
 
-# FedProto's switches (ref/algorithms/fedproto.c) with the paper's values
-# first
 def body_entries(blocks, lay):
     """The body's entries of w (model_blocks): the identity mlp's W1, b1,
     or every block of the layer list LAY but its last dense layer's."""
@@ -6381,6 +6383,8 @@ def body_term(t, g, body, c, gb):
     return g
 
 
+# FedProto's switches (ref/algorithms/fedproto.c) with the paper's values
+# first
 FEDPROTO_SWITCHES = {"fedproto.distance": ("squared_l2", "mse"),
                      "fedproto.client_protos": ("trained",
                                                 "during_training"),
