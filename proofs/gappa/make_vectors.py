@@ -299,7 +299,11 @@ SPREAD = [
 # (layers/fedsim-bn1d-mlp-fedper-pfllib-keep: 9.09e-13 against 6.56e-13
 # at record 19); and FedFomo's peers on the layer list with dropout
 # (layers/fedfomo-mlp-dropout-peers: 3.64e-12 against 8.5e-13 at record
-# 34), its weights loss differences over a distance, as in its siblings.
+# 34), its weights loss differences over a distance, as in its siblings;
+# and MOON on the identity mlp (moon/mlp-paper: 2.56e-13 against 1.7e-13
+# at record 23), the cosine's gradient a_u/(‖z‖ ‖a‖) − sim z_u/‖z‖²
+# cancelling where z = R_{w_i}(x) stays near z_glob, its error then
+# scaled by p/τ, over three rounds.
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -337,6 +341,7 @@ REPLAYED = [
     "layers/fedsim-bn1d-mlp-fedper-pfllib-keep",
     "optim/local-adam-personal-client-bn-frozen",
     "layers/fedfomo-mlp-dropout-peers",
+    "moon/mlp-paper",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -666,7 +671,6 @@ FEDROD = [
 # exp per sample: Trace.sqrt, Trace.exp), each party's previous model,
 # the preset official and the optimizers.
 MOON = [
-    "moon/mlp-paper",
     "moon/mlp-mu0",
     "moon/mlp-squared-drawn",
     "moon/layers-official",
@@ -779,8 +783,6 @@ BN = [
 # record.
 UNSCRIPTED = [
     # MOON's replay (moon_run), Gappa's search not yet run
-    "moon/mlp-paper",
-    "moon/mlp-squared-drawn",
     "moon/layers-official",
     "moon/layers-relu-kink",
     "optim/moon-adam-decay",
