@@ -116,15 +116,16 @@ gamma_(n+2) (|c| + |alpha| T): Trace.gemm_acc)
 with S = sum x_j r_j and T = sum |x_j r_j| of the rounded operands and
 gamma_k = k u / (1 - k u), u = 2^-53; delta is a free variable of the
 script (one per call), and gamma_k is written as an upper bound, a dyadic
-number.  That bound is one of the four steps Gappa does not prove here
-(the softmax's exp is libm's exp, as FedAMP's attention: Trace.exp_neg);
-the others are libm's pow within one ulp (Adam's bias corrections:
+number.  That bound is one of the steps Gappa does not prove here (the
+softmax's exp is libm's exp, as FedAMP's attention: Trace.exp_neg); the
+others are libm's pow within one ulp (Adam's bias corrections:
 Trace.pow), APPLE's λ(r), glibc's cos or pow at a rounded argument
 within a bound derived from the argument's error and the function's own
-(APPLE_COS_ABS, APPLE_POW_REL; Trace.libm checks it on this machine), and
+(APPLE_COS_ABS, APPLE_POW_REL; Trace.libm checks it on this machine),
 libm's exp within one ulp of e^x at its rounded argument x (FedAMP's
 attention, Trace.exp_neg, the argument's own error carried in the
-script).
+script), libm's log within one ulp (Trace.log_int) and libm's tanh within
+two ulps (a tanh layer, Trace.tanh).
 
     python3 proofs/gappa/make_vectors.py           # write the scripts
     python3 proofs/gappa/make_vectors.py --check   # compare, no Gappa search
@@ -142,7 +143,7 @@ import re
 import sys
 from fractions import Fraction
 from math import cos as libm_cos, exp as libm_exp, floor, isqrt, \
-    log as libm_log, pow as libm_pow
+    log as libm_log, pow as libm_pow, tanh as libm_tanh
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gappa_common as gc  # noqa: E402
@@ -684,8 +685,35 @@ MOON = [
 # FedAvg, Ditto, fine-tuning, CFL, APFL, Per-FedAvg (its exact variant's
 # Hessian-vector product by layers_hvp, one pass), FedAlt,
 # FedFomo, IFCA (its estimates training passes with their own masks, or
-# evaluation passes), interpolation's grid and pFedHN.
+# evaluation passes), interpolation's grid and pFedHN; and, on an image
+# input, conv2d, maxpool2d, avgpool2d and flatten (conv_forward,
+# conv_backward, pool_forward, pool_backward: each max pooling's choice a
+# guard), with tanh (Trace.tanh: glibc's tanh within two ulps) and sigmoid
+# layers, under FedAvg, local training, Ditto, FedAlt, FedSim,
+# fine-tuning, CFL, FedFomo, IFCA, interpolation, Per-FedAvg's HF variant,
+# pFedHN and pFedMe.
 LAYERS = [
+    "layers/local-deep-two-rounds",
+    "layers/ditto-deep-two-rounds",
+    "layers/fedalt-deep-fedrep-head",
+    "layers/fedsim-deep-lg-fedavg-input",
+    "layers/finetune-deep-prox-full",
+    "layers/cfl-deep-split",
+    "layers/fedavg-avgpool-tanh-sigmoid-ce",
+    "layers/fedfomo-deep-draws",
+    "layers/ifca-deep-gradient-given-models",
+    "layers/interp-deep-grid-validation",
+    "layers/perfedavg-deep-hf",
+    "layers/pfedhn-deep-linear-hn",
+    "layers/pfedme-cnn-two-rounds",
+    "layers/pfedme-deep-two-rounds",
+    "layers/fedavg-cnn-2ch-half-squared",
+    "layers/fedavg-cnn-dropout",
+    "layers/fedavg-cnn-inner-pad-squared",
+    "layers/fedavg-cnn-stride-pad-squared",
+    "layers/local-cnn-two-rounds",
+    "layers/ditto-cnn-two-rounds",
+    "layers/fedalt-cnn-fedrep-head",
     "layers/fedavg-mlp-dropout",
     "layers/fedavg-mlp3-half-squared",
     "layers/ditto-mlp-dropout",
@@ -713,8 +741,13 @@ LAYERS = [
 # (bn.aggregate = parameters_only), under FedAvg, local training, Ditto,
 # FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
 # preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
-# FedBN (fedbn_run).
+# FedBN (fedbn_run); batchnorm2d (over each channel's H·W entries of
+# every sample) after a convolution under FedAvg and FedBN.
 BN = [
+    "layers/fedavg-bn2d-cnn-ce",
+    "layers/fedavg-bn2d-cnn-biased",
+    "layers/fedavg-bn2d-cnn-pfllib-preset",
+    "layers/fedbn-bn2d-cnn-ce",
     "fedbn/worked-ce-pfllib",
     "fedbn/worked-ld-partial",
     "fedbn/worked-notes-a1",
@@ -782,11 +815,35 @@ BN = [
 # its end with the stack unlimited), which gappa_common.run does not
 # record.
 UNSCRIPTED = [
+    # the image layers' replay (conv_forward, pool_forward), Gappa's
+    # search not yet run
+    "layers/fedavg-bn2d-cnn-ce",
+    "layers/fedavg-bn2d-cnn-biased",
+    "layers/fedavg-bn2d-cnn-pfllib-preset",
+    "layers/fedbn-bn2d-cnn-ce",
+    "layers/local-deep-two-rounds",
+    "layers/ditto-deep-two-rounds",
+    "layers/fedalt-deep-fedrep-head",
+    "layers/fedsim-deep-lg-fedavg-input",
+    "layers/finetune-deep-prox-full",
+    "layers/cfl-deep-split",
+    "layers/fedavg-avgpool-tanh-sigmoid-ce",
+    "layers/fedfomo-deep-draws",
+    "layers/ifca-deep-gradient-given-models",
+    "layers/interp-deep-grid-validation",
+    "layers/perfedavg-deep-hf",
+    "layers/pfedhn-deep-linear-hn",
+    "layers/pfedme-cnn-two-rounds",
+    "layers/pfedme-deep-two-rounds",
+    "layers/fedavg-cnn-2ch-half-squared",
+    "layers/fedavg-cnn-dropout",
+    "layers/fedavg-cnn-inner-pad-squared",
+    "layers/ditto-cnn-two-rounds",
+    "layers/fedalt-cnn-fedrep-head",
     # MOON's replay (moon_run), Gappa's search not yet run
     "moon/layers-official",
     "moon/layers-relu-kink",
     "optim/moon-adam-decay",
-    "fedrod/mlp-counts-pfllib",
     "layers/perfedavg-mlp-dropout-hf",
     "layers/cfl-mlp-dropout-split",
     "layers/apfl-mlp-dropout-adaptive",
@@ -1307,6 +1364,50 @@ class Trace:
         self.guards.append(("taylor", [a], None))
         return (r, x, significant(ex) if a[2] else ex)
 
+    def tanh(self, a):
+        """tanh(a) of the C library at the rounded a (a tanh layer,
+        ref/models/layers_ops.c act_forward).  tanh(±0) is ±0 exactly
+        (glibc, C's Annex F): the constant 0.  Else its exact value X =
+        tanh(a) is irrational: a free variable of the script, its
+        hypothesis an enclosure of X from exp_fraction (X = (1 − e)/(1 +
+        e) with e = e^{−2|a|}, the sign of a: within 2^-(SQRT_BITS + 32)
+        of it), widened by 2^-299 |a| for a carried argument (tanh is
+        1-Lipschitz), its Fraction carried to SQRT_BITS bits
+        (Trace.approx).  The rounded value is tanh(â) (1 + δ₁ 2^-51), â = a
+        + h, written as (X + h (1 − X²) + δ₂ h²) (1 + δ₁ 2^-51), δ₁, δ₂
+        free in [−1, 1]: Taylor's remainder (h²/2) tanh″(ξ) is at most 0.39
+        h² for every h (|tanh″| <= 4/(3√3)), so no guard is needed; 2^-51,
+        two ulps, is the trust in glibc's tanh (its table of known errors
+        in math functions gives 2 ulp for tanh on x86_64), checked here
+        against this machine's tanh at the double nearest the exact
+        argument (the replay has not the C's rounded one)."""
+        if a[2] == 0 and a[0] == a[1]:
+            return self.const(0.0)
+
+        def tanh_of(q):
+            e = exp_fraction(-2 * abs(q))
+            return (1 - e) / (1 + e) * (1 if q > 0 else -1)
+        near = Fraction(float(a[2]))
+        want = tanh_of(near)
+        if abs(Fraction(libm_tanh(float(near))) - want) \
+                > abs(want) * 2 * POW_REL:
+            raise SystemExit(f"make_vectors: tanh({float(near)}) is not "
+                             "within two ulps of its value")
+        ex = tanh_of(a[2])
+        grain = Fraction(1, 2 ** (SQRT_BITS + 8))
+        wide = grain + (abs(a[2]) / 2 ** 299 if a[0] in self.approx else 0)
+        lo, hi = (ex - wide) // grain * grain, -((-ex - wide) // grain) * grain
+        x, r = self.fresh("x"), self.fresh("r")
+        d1, d2, h = self.fresh("delta"), self.fresh("delta"), self.fresh("h")
+        self.hyp += [f"{d1} in [-1, 1]", f"{d2} in [-1, 1]",
+                     f"{x} in [{gc.gappa_num(lo)}, {gc.gappa_num(hi)}]"]
+        self.lines.append(f"{h} = {a[0]} - {a[1]};")
+        self.lines.append(f"{r} = ({x} + {h} * (1 - {x} * {x}) + {d2} * "
+                          f"{h} * {h}) * (1 + {d1} * "
+                          f"{gc.gappa_num(2 * POW_REL)});")
+        self.approx.add(r)
+        return (r, x, significant(ex))
+
     def log_int(self, n):
         """log(n) of the C library for an integer n >= 1 held as a double
         (FedRoD's log N_{i,c}, ref/algorithms/fedrod.c softmax_signal; n a
@@ -1558,15 +1659,22 @@ def model_blocks(spec):
     kind, d = m["kind"], m.get("d")
     if kind == "layers":
         shape = []
-        for L in layer_list(m, bn=True):
-            if L["type"] == "dense":
+        for L in layer_list(m, bn=True, image=True):
+            if L["type"] == "conv2d":     # O × C·κ·κ, then O
+                K = L["shape"][0] * L["kernel"] ** 2
+                shape.append((L["name"] + ".weight", L["oshape"][0] * K,
+                              L["first"], L["last"]))
+                if L["bias"]:
+                    shape.append((L["name"] + ".bias", L["oshape"][0],
+                                  L["first"], L["last"]))
+            elif L["type"] == "dense":
                 shape.append((L["name"] + ".weight", L["out"] * L["in"],
                               L["first"], L["last"]))
                 if L["bias"]:
                     shape.append((L["name"] + ".bias", L["out"],
                                   L["first"], L["last"]))
-            elif L["type"] == "batchnorm1d":   # γ, β, r_μ, r_v
-                shape += [(L["name"] + "." + b, L["out"], False, False)
+            elif L["type"] in BN_LAYERS:   # γ, β, r_μ, r_v
+                shape += [(L["name"] + "." + b, L["C"], False, False)
                           for b in ("weight", "bias", "running_mean",
                                     "running_var")]
     elif kind == "quadratic":
@@ -1806,44 +1914,93 @@ def softmax_grad(t, m, blocks, X, Y, w, batch):
     return gW + gb
 
 
-def layer_list(m, bn=False):
+# The batch normalisation layers of a layer list (ref/models/layers.c
+# pflref_layer_is_bn): batchnorm1d over features, batchnorm2d over each
+# channel's H·W entries of every sample
+BN_LAYERS = ("batchnorm1d", "batchnorm2d")
+
+
+def layer_list(m, bn=False, image=False):
     """The layers of a layer-list model (kind "layers", ref/models/layers.c)
     that the replays run: dense, relu and dropout on a vector input, and,
-    for a replay that runs batch normalisation (BN), batchnorm1d, as
-    [{type, name, in, out, bias, p, eps, momentum, first, last}] (a
-    layer's name given or its index; eps, momentum: batchnorm1d's ε and ρ,
-    defaults 1e-5 and 0.1, ref/io/spec_model.c; first/last: the first and
-    the last parametrised layer, the groups "input" and "head" of
-    mark_groups, which the replays require to be dense).  Any other
-    layer, or an image input, is outside the replays."""
-    if len(m.get("input", [])) != 1:
+    for a replay that runs batch normalisation (BN), batchnorm1d; with
+    IMAGE, a replay that runs the image layers (conv_forward, pool_forward
+    and their backward passes) and the smooth activations (Trace.tanh,
+    sigmoid), also an image input (C × H × W) with conv2d, maxpool2d,
+    avgpool2d and flatten, and tanh and sigmoid (and batchnorm2d with
+    BN too); as [{type, name, in, out,
+    bias, p, eps, momentum, first, last}] and, for the image layers,
+    {shape, oshape, kernel, stride, padding} (a layer's name given or its
+    index; in, out: the flat sizes; shape, oshape: the input's and the
+    output's C × H × W; eps, momentum: batchnorm1d's ε and ρ, defaults 1e-5
+    and 0.1; C, HW: a batch normalisation's channels and the entries of
+    each in a sample (batchnorm1d: its features and 1; batchnorm2d:
+    C and H·W); stride: conv2d's default 1, a pool's its kernel; padding:
+    conv2d's, default 0; ref/io/spec_model.c, layers.c; first/last: the
+    first and the last parametrised layer, the groups "input" and "head"
+    of mark_groups, which the replays require to be dense, or the first a
+    conv2d with IMAGE).  Any other layer is outside the replays."""
+    shape = tuple(m.get("input", []))
+    if len(shape) != 1 and not (image and len(shape) == 3):
         raise SystemExit("make_vectors: a layer list on an image input is "
                          "outside the replays")
-    kinds = ("dense", "relu", "dropout") + (("batchnorm1d",) if bn else ())
-    size, out = m["input"][0], []
+    kinds = ("dense", "relu", "dropout") + (("batchnorm1d",) if bn else ()) \
+        + (("conv2d", "maxpool2d", "avgpool2d", "flatten", "tanh",
+            "sigmoid") if image else ()) \
+        + (("batchnorm2d",) if bn and image else ())
+    out = []
     for i, L in enumerate(m["layers"]):
         kind = L["type"]
         if kind not in kinds:
             raise SystemExit(f"make_vectors: a {kind} layer is outside "
                              "this replay")
-        n_out = L["out"] if kind == "dense" else size
+        size = 1
+        for n in shape:
+            size *= n
+        k = L.get("kernel", 1)
+        s = L.get("stride", 1 if kind == "conv2d" else k)
+        p = L.get("padding", 0)
+        if kind == "dense":
+            if len(shape) != 1:
+                raise SystemExit("make_vectors: a dense layer on an image "
+                                 "(no flatten before it)")
+            oshape = (L["out"],)
+        elif kind in ("conv2d", "maxpool2d", "avgpool2d", "batchnorm2d"):
+            if len(shape) != 3:
+                raise SystemExit(f"make_vectors: a {kind} layer on a "
+                                 "vector")
+            oshape = shape if kind == "batchnorm2d" else (
+                L.get("out_channels", shape[0]),
+                (shape[1] + 2 * p - k) // s + 1,
+                (shape[2] + 2 * p - k) // s + 1)
+        elif kind == "flatten":
+            oshape = (size,)
+        else:
+            oshape = shape
+        n_out = 1
+        for n in oshape:
+            n_out *= n
         out.append({"type": kind, "name": L.get("name", str(i)), "in": size,
                     "out": n_out, "bias": L.get("bias", True),
                     "p": L.get("p", 0.5), "eps": L.get("eps", 1e-5),
                     "momentum": L.get("momentum", 0.1), "first": False,
-                    "last": False})
-        size = n_out
+                    "last": False, "shape": shape, "oshape": oshape,
+                    "kernel": k, "stride": s, "padding": p,
+                    "C": shape[0] if len(shape) == 3 else size,
+                    "HW": size // shape[0] if len(shape) == 3 else 1})
+        shape = oshape
     dense = [L for L in out if L["type"] == "dense"]
     if not dense or dense[0] is out[0] and dense[0]["out"] == 1:
         # a dense layer with one output on the data rows is linear.c's
         # dgemv (layers_ops.c linear_form), not replayed here
         raise SystemExit("make_vectors: a layer list without a dense "
                          "layer of several outputs first")
-    params = [L for L in out if L["type"] in ("dense", "batchnorm1d")]
-    if params[0] is not dense[0] or params[-1] is not dense[-1]:
+    params = [L for L in out if L["type"] in ("dense", "conv2d")
+              or L["type"] in BN_LAYERS]
+    if params[0]["type"] in BN_LAYERS or params[-1] is not dense[-1]:
         raise SystemExit("make_vectors: a layer list whose first or last "
-                         "parametrised layer is not dense")
-    dense[0]["first"] = dense[-1]["last"] = True
+                         "parametrised layer is not dense or a conv2d")
+    params[0]["first"] = dense[-1]["last"] = True
     return out
 
 
@@ -1864,7 +2021,7 @@ def bn_kinds(spec):
         return {}
     out = {}
     for i, L in enumerate(m["layers"]):
-        if L["type"] == "batchnorm1d":
+        if L["type"] in BN_LAYERS:
             n = L.get("name", str(i))
             out.update({n + ".weight": "param", n + ".bias": "param",
                         n + ".running_mean": "buffer",
@@ -1897,6 +2054,243 @@ def dropout_scale(t, p):
     return t.const(1.0 / (1.0 - p))
 
 
+def is_zero(v):
+    """Whether the traced value v is the constant 0 (Trace.const: a relu's
+    0, im2col's padding, a sum not yet begun)."""
+    return v[0] == v[1] and v[2] == 0
+
+
+def acc_add(t, a, b):
+    """The C's a += b: a constant 0 on either side leaves the other operand
+    exactly (x + 0 = x in IEEE 754), so no rounding is written for it."""
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    return t.op(a, "+", b)
+
+
+def sparse_dot(t, alpha, xs, rs, c=None):
+    """alpha Σ_j xs_j rs_j as a dgemm computes one entry (beta 0:
+    Trace.dot_any_order; with C, beta 1 onto c: Trace.gemm_acc), the
+    terms with a constant-0 factor (is_zero) left out: such a product is
+    an exact 0, and adding an exact 0, or an fma by 0, rounds nothing, so
+    on any summation tree a term meets at most n′ − 1 inexact additions,
+    n′ the terms left (Higham's bound with n′); no term left: 0, or c.
+    One term with alpha the constant 1 is one product, rounded once."""
+    terms = [(x, r) for x, r in zip(xs, rs)
+             if not is_zero(x) and not is_zero(r)]
+    if c is not None and is_zero(c):
+        c = None
+    if not terms:
+        return t.const(0.0) if c is None else c
+    xs, rs = [x for x, _ in terms], [r for _, r in terms]
+    if c is not None:
+        return t.gemm_acc(c, alpha, xs, rs)
+    if len(terms) == 1 and alpha[0] == alpha[1] and alpha[2] == 1:
+        return t.op(xs[0], "*", rs[0])
+    return t.dot_any_order(alpha, xs, rs)
+
+
+def im2col(L, x, zero):
+    """col(x) of conv2d layer L for one sample x (flat C × H × W,
+    ref/models/layers_conv.c im2col): row r = (c·κ + i)·κ + j, entry
+    y·W′ + x′ = x[c][y·s + i − p][x′·s + j − p], the constant 0 outside."""
+    C, H, Wd = L["shape"]
+    Ho, Wo = L["oshape"][1:]
+    k, s, p = L["kernel"], L["stride"], L["padding"]
+    col = []
+    for c in range(C):
+        for i in range(k):
+            for j in range(k):
+                row = []
+                for y in range(Ho):
+                    for xo in range(Wo):
+                        hy, wx = y * s + i, xo * s + j
+                        row.append(zero if hy < p or hy - p >= H or wx < p
+                                   or wx - p >= Wd
+                                   else x[(c * H + hy - p) * Wd + wx - p])
+                col.append(row)
+    return col
+
+
+def col2im(t, L, dcol, zero):
+    """dx := 0, then each entry of dcol added to the input entry im2col
+    took it from, in the order c, i, j, y, x (layers_conv.c col2im; the
+    padding's entries dropped), each += by acc_add."""
+    C, H, Wd = L["shape"]
+    Ho, Wo = L["oshape"][1:]
+    k, s, p = L["kernel"], L["stride"], L["padding"]
+    dx, r = [zero] * (C * H * Wd), 0
+    for c in range(C):
+        for i in range(k):
+            for j in range(k):
+                for y in range(Ho):
+                    hy = y * s + i
+                    if hy < p or hy - p >= H:
+                        continue
+                    for xo in range(Wo):
+                        wx = xo * s + j
+                        if wx < p or wx - p >= Wd:
+                            continue
+                        a = (c * H + hy - p) * Wd + wx - p
+                        dx[a] = acc_add(t, dx[a], dcol[r][y * Wo + xo])
+                r += 1
+    return dx
+
+
+def conv_forward(t, L, W, b, rows):
+    """Conv2d layer L on ROWS (pflref_conv_forward): per sample, Y_n := b
+    1ᵀ, then Y_n := W col(X_n) + Y_n (dgemm, alpha 1, beta 1): each entry
+    b_o + Σ_r W_or col_rq in any order, b_o one more term times 1 as in
+    mlp_affine, the terms on the padding or on a relu's 0 left out
+    (sparse_dot); none left: b_o itself (or 0 without a bias)."""
+    one, zero = t.const(1.0), t.const(0.0)
+    O, HW = L["oshape"][0], L["oshape"][1] * L["oshape"][2]
+    K = L["shape"][0] * L["kernel"] ** 2
+    out = []
+    for x in rows:
+        col = im2col(L, x, zero)
+        y = []
+        for o in range(O):
+            Wo = W[o * K:(o + 1) * K]
+            for q in range(HW):
+                cq = [col[r][q] for r in range(K)]
+                live = [r for r in range(K)
+                        if not is_zero(cq[r]) and not is_zero(Wo[r])]
+                if b is None:
+                    y.append(sparse_dot(t, one, cq, Wo))
+                elif not live:
+                    y.append(b[o])
+                else:
+                    y.append(t.dot_any_order(
+                        one, [one] + [cq[r] for r in live],
+                        [b[o]] + [Wo[r] for r in live]))
+        out.append(y)
+    return out
+
+
+def conv_backward(t, L, W, rows, E, alpha, down):
+    """The gradient of conv2d layer L from the per-sample signal E
+    (pflref_conv_backward), per sample n in order: g_W := alpha dY_n
+    col(X_n)ᵀ (dgemm, beta 0 at n = 0, else beta 1 onto g_W:
+    sparse_dot), and, when DOWN, dcol := Wᵀ dY_n (dgemm, alpha 1, beta
+    0, O terms an entry) and dX_n := col2im(dcol); then g_b := alpha
+    (Σ_n Σ_q dY_n[o, q]), the sum in that order from 0.  Returns (g_W,
+    g_b, the rows dX or None)."""
+    one, zero = t.const(1.0), t.const(0.0)
+    O, HW = L["oshape"][0], L["oshape"][1] * L["oshape"][2]
+    K = L["shape"][0] * L["kernel"] ** 2
+    gW, dX = [None] * (O * K), []
+    for n, (x, e) in enumerate(zip(rows, E)):
+        col = im2col(L, x, zero)
+        for o in range(O):
+            eo = e[o * HW:(o + 1) * HW]
+            for r in range(K):
+                gW[o * K + r] = sparse_dot(t, alpha, eo, col[r],
+                                           None if n == 0 else gW[o * K + r])
+        if down:
+            dcol = [[sparse_dot(t, one, W[r::K], e[q::HW])
+                     for q in range(HW)] for r in range(K)]
+            dX.append(col2im(t, L, dcol, zero))
+    gb = []
+    for o in range(O if L["bias"] else 0):
+        total = zero
+        for e in E:
+            for q in range(HW):
+                total = acc_add(t, total, e[o * HW + q])
+        gb.append(zero if is_zero(total) else t.op(alpha, "*", total))
+    return gW, gb, dX if down else None
+
+
+def sigmoid(t, a):
+    """σ(a) as act_forward computes it: 1.0 / (1.0 + exp(−a)), each
+    operation rounded once, exp by Trace.exp_signed (−a exact)."""
+    one = t.const(1.0)
+    return t.op(one, "/", t.op(one, "+", t.exp_signed(a, -1)))
+
+
+def act_backward(t, kind, y, d):
+    """dX from dY = D and the layer's output Y (layers_ops.c
+    act_backward): tanh d (1 − y y), sigmoid d (y (1 − y)), each
+    operation rounded once, in that order."""
+    one = t.const(1.0)
+    if kind == "tanh":
+        return t.op(d, "*", t.op(one, "-", t.op(y, "*", y)))
+    return t.op(d, "*", t.op(y, "*", t.op(one, "-", y)))
+
+
+def pool_windows(L):
+    """Each output entry's window of pooling layer L, as the flat input
+    indices in row order (pflref_pool_forward: i, then j)."""
+    C, H, Wd = L["shape"]
+    Ho, Wo = L["oshape"][1:]
+    k, s = L["kernel"], L["stride"]
+    return [[(c * H + y * s + i) * Wd + xo * s + j
+             for i in range(k) for j in range(k)]
+            for c in range(C) for y in range(Ho) for xo in range(Wo)]
+
+
+def pool_forward(t, L, rows):
+    """Pooling layer L on ROWS (pflref_pool_forward) as (its output rows,
+    its KEEP entry (windows, the argmax rows)):
+
+      maxpool2d  the window's first largest entry (a later one wins only
+                 when strictly larger, PyTorch's rule), decided on the
+                 exact values; each other entry a guard, "lt" before the
+                 winner and "le" after it (equal only when both are exact
+                 or one double, Trace.same), so that the rounded values
+                 pick the same entry
+      avgpool2d  the window's sum from 0 in row order (acc_add), then one
+                 division by κ²"""
+    zero, area = t.const(0.0), t.const(float(L["kernel"] ** 2))
+    wins = pool_windows(L)
+    out, args = [], []
+    for x in rows:
+        y, a = [], []
+        for win in wins:
+            if L["type"] == "avgpool2d":
+                total = zero
+                for q in win:
+                    total = acc_add(t, total, x[q])
+                y.append(zero if is_zero(total) else
+                         t.op(total, "/", area))
+                continue
+            best = max(range(len(win)), key=lambda q: (x[win[q]][2], -q))
+            top = x[win[best]]
+            for q, idx in enumerate(win):
+                if q != best and x[idx][0] != top[0]:
+                    t.guards.append(("lt" if q < best else "le",
+                                     [x[idx], top], None))
+            y.append(top)
+            a.append(win[best])
+        out.append(y)
+        args.append(a)
+    return out, (wins, args)
+
+
+def pool_backward(t, L, E, kp):
+    """dX of pooling layer L from the signal E (pflref_pool_backward), per
+    sample, dX := 0 and then, output entry by entry in order: maxpool2d
+    dX[argmax] += dY; avgpool2d d = dY/κ², added to each entry of the
+    window in row order (acc_add)."""
+    zero, area = t.const(0.0), t.const(float(L["kernel"] ** 2))
+    wins, args = kp
+    out = []
+    for n, e in enumerate(E):
+        dx = [zero] * L["in"]
+        for o, win in enumerate(wins):
+            if L["type"] == "maxpool2d":
+                a = args[n][o]
+                dx[a] = acc_add(t, dx[a], e[o])
+                continue
+            d = zero if is_zero(e[o]) else t.op(e[o], "/", area)
+            for q in win:
+                dx[q] = acc_add(t, dx[q], d)
+        out.append(dx)
+    return out
+
+
 def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
     """The forward pass of a layer list of dense, relu and dropout layers
     (layer_list) on ROWS at w in the C's order (ref/models/layers_ops.c
@@ -1911,7 +2305,11 @@ def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
       dropout  y = x · s where m = 1, 0 where m = 0, s = fl(1/(1 − p))
                (drop_apply: PyTorch's one rounding, not x/(1 − p))
       batchnorm1d  bn_forward (its KEEP entry the pass's x̂ and
-               statistics)"""
+               statistics)
+      conv2d   conv_forward;  maxpool2d, avgpool2d  pool_forward (its
+               KEEP entry the windows and the argmax);  flatten  the
+               identity (the rows are NCHW's flat order);  tanh
+               Trace.tanh, sigmoid  sigmoid (each KEEP entry its output)"""
     zero = t.const(0.0)
     at = {name: ent for name, ent, _, _ in blocks}
     ins, keep, cur = [], [], rows
@@ -1923,6 +2321,23 @@ def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
                 else None
             cur = mlp_affine(t, cur, W, b, L["out"])
             keep.append(None)
+        elif L["type"] == "conv2d":
+            W = [w[p] for p in at[L["name"] + ".weight"]]
+            b = [w[p] for p in at[L["name"] + ".bias"]] if L["bias"] \
+                else None
+            cur = conv_forward(t, L, W, b, cur)
+            keep.append(None)
+        elif L["type"] in ("maxpool2d", "avgpool2d"):
+            cur, kp = pool_forward(t, L, cur)
+            keep.append(kp)
+        elif L["type"] == "flatten":    # NCHW rows are flat already
+            keep.append(None)
+        elif L["type"] == "tanh":
+            cur = [[t.tanh(a) for a in row] for row in cur]
+            keep.append(cur)
+        elif L["type"] == "sigmoid":
+            cur = [[sigmoid(t, a) for a in row] for row in cur]
+            keep.append(cur)
         elif L["type"] == "relu":
             on = []
             for row in cur:
@@ -1937,7 +2352,7 @@ def layers_forward(t, layers, blocks, rows, w, masks=None, train=True):
             cur = [[a if o else zero for a, o in zip(row, ro)]
                    for row, ro in zip(cur, on)]
             keep.append(on)
-        elif L["type"] == "batchnorm1d":
+        elif L["type"] in BN_LAYERS:
             cur, kp = bn_forward(t, L, at, w, cur, train)
             keep.append(kp)
         elif not train:
@@ -1965,17 +2380,35 @@ def layers_backward(t, layers, blocks, w, ins, keep, E, g):
     backward_range): α = fl(1/nb), and down the list: dense g_W, g_b :=
     mlp_dense_backward(dY, X, α) and, above the first parametrised layer,
     dX := dY W (pflref_gemm, beta 0: one product when out = 1, else
-    dot_any_order); relu dX = dY where y > 0, else 0 (a mask,
-    act_backward); dropout dX = dY · s where m = 1, else 0; batchnorm1d
-    bn_backward (its buffers' entries of g left None: no gradient, never
-    stepped)."""
+    dot_any_order); conv2d conv_backward; maxpool2d, avgpool2d
+    pool_backward; flatten nothing; tanh, sigmoid act_backward; relu dX
+    = dY where y > 0, else 0 (a
+    mask, act_backward); dropout dX = dY · s where m = 1, else 0;
+    batchnorm1d bn_backward (its buffers' entries of g left None: no
+    gradient, never stepped)."""
     one, zero = t.const(1.0), t.const(0.0)
     at = {name: ent for name, ent, _, _ in blocks}
     alpha = t.op(one, "/", t.const(float(len(E))))
-    first = next(i for i, L in enumerate(layers) if L["type"] == "dense")
+    first = next(i for i, L in enumerate(layers)
+                 if L["type"] in ("dense", "conv2d"))
     for i in range(len(layers) - 1, first - 1, -1):
         L, Xi = layers[i], ins[i]
-        if L["type"] == "dense":
+        if L["type"] == "conv2d":
+            W = [w[p] for p in at[L["name"] + ".weight"]]
+            gW, gb, dX = conv_backward(t, L, W, Xi, E, alpha, i > first)
+            for p, v in zip(at[L["name"] + ".weight"], gW):
+                g[p] = v
+            for p, v in zip(at.get(L["name"] + ".bias", []), gb):
+                g[p] = v
+            E = dX if i > first else E
+        elif L["type"] in ("maxpool2d", "avgpool2d"):
+            E = pool_backward(t, L, E, keep[i])
+        elif L["type"] == "flatten":
+            pass
+        elif L["type"] in ("tanh", "sigmoid"):
+            E = [[act_backward(t, L["type"], y, e) for y, e in zip(yr, er)]
+                 for yr, er in zip(keep[i], E)]
+        elif L["type"] == "dense":
             gW, gb = mlp_dense_backward(t, E, Xi, alpha, L["bias"])
             for p, v in zip(at[L["name"] + ".weight"], gW):
                 g[p] = v
@@ -1990,7 +2423,7 @@ def layers_backward(t, layers, blocks, w, ins, keep, E, g):
         elif L["type"] == "relu":
             E = [[e if o else zero for e, o in zip(row, ro)]
                  for row, ro in zip(E, keep[i])]
-        elif L["type"] == "batchnorm1d":
+        elif L["type"] in BN_LAYERS:
             E = bn_backward(t, L, at, w, keep[i], E, g)
         else:
             on, s = keep[i]
@@ -2037,41 +2470,49 @@ def mlp_bn_layers(spec):
 
 
 def bn_forward(t, L, at, w, rows, train):
-    """Batchnorm1d layer L on ROWS at w (pflref_bn_forward, ref/models/
-    layers_conv.c; torch.nn.BatchNorm1d; Ioffe & Szegedy 2015, Alg. 1) as
-    (its output rows, its KEEP entry), per feature c in order:
+    """Batch normalisation layer L on ROWS at w (pflref_bn_forward,
+    ref/models/layers_conv.c; torch.nn.BatchNorm1d and BatchNorm2d; Ioffe
+    & Szegedy 2015, Alg. 1) as (its output rows, its KEEP entry), per
+    channel c in order, over its entries e = (j, q): sample j, then q <
+    HW (L["HW"]: 1 for batchnorm1d, whose channels are its features; H·W
+    for batchnorm2d), the entry c·HW + q of row j:
 
-      training    sum := Σ_j a_j from 0, μ = sum / M;  sq := Σ_j (a_j −
-                  μ)(a_j − μ) from 0, s² = sq / M  (M = nb, a double)
+      training    sum := Σ_e a_e from 0, μ = sum / M;  sq := Σ_e (a_e −
+                  μ)(a_e − μ) from 0, s² = sq / M  (M = nb·HW, a double)
       evaluation  μ = r_μ, s² = r_v
-      s = √(s² + ε);  x̂_j = (a_j − μ) / s;  u_j = γ x̂_j + β
+      s = √(s² + ε);  x̂_e = (a_e − μ) / s;  u_e = γ x̂_e + β
 
-    KEEP: {"train", "xhat" (rows), "s", "mu", "var" (per feature), "nb"}."""
-    n, C = L["name"], L["out"]
+    KEEP: {"train", "xhat" (rows), "s", "mu", "var" (per channel), "nb",
+    "M"}."""
+    n, C, HW = L["name"], L.get("C", L["out"]), L.get("HW", 1)
     gam, bet, rmu, rv = ([w[p] for p in at[n + "." + b]]
                          for b in ("weight", "bias", "running_mean",
                                    "running_var"))
-    M, eps = t.const(float(len(rows))), t.const(L["eps"])
-    xhat = [[None] * C for _ in rows]
-    out = [[None] * C for _ in rows]
+    M, eps = t.const(float(len(rows) * HW)), t.const(L["eps"])
+    xhat = [[None] * (C * HW) for _ in rows]
+    out = [[None] * (C * HW) for _ in rows]
     kp = {"train": train, "xhat": xhat, "s": [], "mu": [], "var": [],
-          "nb": len(rows)}
+          "nb": len(rows), "M": len(rows) * HW}
     for c in range(C):
+        ents = range(c * HW, (c + 1) * HW)
         mu, var = rmu[c], rv[c]
         if train:
             total = t.const(0.0)
             for x in rows:
-                total = t.op(total, "+", x[c])
+                for e in ents:
+                    total = t.op(total, "+", x[e])
             mu = t.op(total, "/", M)
             sq = t.const(0.0)
             for x in rows:
-                dev = t.op(x[c], "-", mu)
-                sq = t.op(sq, "+", t.op(dev, "*", dev))
+                for e in ents:
+                    dev = t.op(x[e], "-", mu)
+                    sq = t.op(sq, "+", t.op(dev, "*", dev))
             var = t.op(sq, "/", M)
         sd = t.sqrt(t.op(var, "+", eps))
         for j, x in enumerate(rows):
-            xhat[j][c] = t.op(t.op(x[c], "-", mu), "/", sd)
-            out[j][c] = t.op(t.op(gam[c], "*", xhat[j][c]), "+", bet[c])
+            for e in ents:
+                xhat[j][e] = t.op(t.op(x[e], "-", mu), "/", sd)
+                out[j][e] = t.op(t.op(gam[c], "*", xhat[j][e]), "+", bet[c])
         kp["mu"].append(mu)
         kp["var"].append(var)
         kp["s"].append(sd)
@@ -2079,33 +2520,37 @@ def bn_forward(t, L, at, w, rows, train):
 
 
 def bn_backward(t, L, at, w, kp, E, g):
-    """The training-mode backward pass of batchnorm1d layer L from the
-    signal E = ∂ℓ/∂u (pflref_bn_backward, bn_channel_sums), per feature c:
-    S₁ = Σ_j G_j and S₂ = Σ_j G_j x̂_j from 0 in batch order; g_γ = S₂ /
-    nb, g_β = S₁ / nb (the buffers r_μ, r_v get none: their entries of g
-    stay None); c_f = γ / (M s);  δ_j = c_f ((M G_j − S₁) − x̂_j S₂), the
-    signal down (M = nb).  An evaluation-mode pass's backward is outside
-    the replays."""
+    """The training-mode backward pass of batch normalisation layer L
+    from the signal E = ∂ℓ/∂u (pflref_bn_backward, bn_channel_sums), per
+    channel c over its entries e in bn_forward's order: S₁ = Σ_e G_e and
+    S₂ = Σ_e G_e x̂_e from 0; g_γ = S₂ / nb, g_β = S₁ / nb (the buffers
+    r_μ, r_v get none: their entries of g stay None); c_f = γ / (M s);
+    δ_e = c_f ((M G_e − S₁) − x̂_e S₂), the signal down (M = nb·HW).  An
+    evaluation-mode pass's backward is outside the replays."""
     if not kp["train"]:
         raise SystemExit("make_vectors: the backward pass of an "
                          "evaluation-mode batch normalisation is outside "
                          "the replays")
-    n, C, nb = L["name"], L["out"], len(E)
+    n, C, HW, nb = L["name"], L.get("C", L["out"]), L.get("HW", 1), len(E)
     gam = [w[p] for p in at[n + ".weight"]]
-    M, xhat = t.const(float(nb)), kp["xhat"]
+    M, xhat = t.const(float(nb * HW)), kp["xhat"]
+    per = t.const(float(nb))
     out = [list(row) for row in E]
     for c in range(C):
+        ents = range(c * HW, (c + 1) * HW)
         s1, s2 = t.const(0.0), t.const(0.0)
         for j in range(nb):
-            s1 = t.op(s1, "+", E[j][c])
-            s2 = t.op(s2, "+", t.op(E[j][c], "*", xhat[j][c]))
-        g[at[n + ".weight"][c]] = t.op(s2, "/", M)
-        g[at[n + ".bias"][c]] = t.op(s1, "/", M)
+            for e in ents:
+                s1 = t.op(s1, "+", E[j][e])
+                s2 = t.op(s2, "+", t.op(E[j][e], "*", xhat[j][e]))
+        g[at[n + ".weight"][c]] = t.op(s2, "/", per)
+        g[at[n + ".bias"][c]] = t.op(s1, "/", per)
         cf = t.op(gam[c], "/", t.op(M, "*", kp["s"][c]))
         for j in range(nb):
-            out[j][c] = t.op(cf, "*", t.op(
-                t.op(t.op(M, "*", E[j][c]), "-", s1), "-",
-                t.op(xhat[j][c], "*", s2)))
+            for e in ents:
+                out[j][e] = t.op(cf, "*", t.op(
+                    t.op(t.op(M, "*", E[j][e]), "-", s1), "-",
+                    t.op(xhat[j][e], "*", s2)))
     return out
 
 
@@ -2143,22 +2588,23 @@ def bn_first_upload(acc, own, rd, part, buf):
 def bn_move(t, blocks, stats, x, biased):
     """x with its running statistics moved by the last training pass's
     STATS ([(layer, KEEP entry)], layers_grad's bn_out), as
-    pflref_layers_bn_update: per batchnorm1d layer and feature, r_μ ←
-    (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ (f s²_B), f = fl(M/(M −
-    1)) (unbiased, PyTorch's; the C refuses M = 1) or 1 (BIASED: the
-    product by 1 left out, exact)."""
+    pflref_layers_bn_update: per batch normalisation layer and channel,
+    r_μ ← (1 − ρ) r_μ + ρ μ_B,  r_v ← (1 − ρ) r_v + ρ (f s²_B), f =
+    fl(M/(M − 1)), M = nb·HW the entries normalised (unbiased, PyTorch's;
+    the C refuses M = 1) or 1 (BIASED: the product by 1 left out,
+    exact)."""
     at = {name: ent for name, ent, _, _ in blocks}
     x, one = list(x), t.const(1.0)
     for L, kp in stats:
-        n, M = L["name"], kp["nb"]
+        n, M = L["name"], kp["M"]
         if not biased and M < 2:
             raise SystemExit("make_vectors: an unbiased running variance "
-                             "over one sample (the C refuses it)")
+                             "over one entry (the C refuses it)")
         rho = t.const(L["momentum"])
         keep = t.op(one, "-", rho)
         f = None if biased else t.op(t.const(float(M)), "/",
                                      t.const(float(M - 1)))
-        for c in range(L["out"]):
+        for c in range(L.get("C", L["out"])):
             pm, pv = at[n + ".running_mean"][c], at[n + ".running_var"][c]
             v = kp["var"][c] if f is None else t.op(f, "*", kp["var"][c])
             x[pm] = t.op(t.op(keep, "*", x[pm]), "+",
@@ -2177,7 +2623,7 @@ def layers_grad(t, m, layers, blocks, X, Y, w, batch, masks=None,
                                   w, masks)
     if bn_out is not None:
         bn_out[:] = [(L, kp) for L, kp in zip(layers, keep)
-                     if L["type"] == "batchnorm1d"]
+                     if L["type"] in BN_LAYERS]
     E = output_signal(t, m, Z, [Y[j] for j in batch])
     return layers_backward(t, layers, blocks, w, ins, keep, E,
                            [None] * len(w))
@@ -2805,7 +3251,9 @@ def pfedme_run(spec):
     """[(record key, [value per entry])] of a pFedMe run (Dinh et al. 2020,
     Alg. 1) on the quadratic model f_i(θ) = a/2 (θ − c)² with d = 1, or on
     the linear model (linear_grad), in the C's order
-    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c), entry by entry:
+    (ref/algorithms/pfedme.c, ref/engine/prox_inner.c), or on a layer list
+    without batch normalisation (model_setup's gradient, each of line 7's
+    K gradients a pass), entry by entry:
 
       round start   w_t <- w; acc <- 0
       client i      w_local <- w_t; θ <- w_t; per local round r:
@@ -2842,11 +3290,13 @@ def pfedme_run(spec):
         preset = "pfllib"
     official = preset in ("official", "pfllib")
     linear = m["kind"] == "linear"
+    layered = m["kind"] == "layers"
     if linear and m["loss"] not in ("squared", "half_squared"):
         raise SystemExit("make_vectors: not a linear model with a squared "
                          "loss")
     init = spec.get("init", {"kind": "zeros"})
-    if (not linear and (m["kind"], m["d"]) != ("quadratic", 1)) \
+    if (not linear and not layered
+            and (m["kind"], m.get("d")) != ("quadratic", 1)) \
             or alg["name"] != "pfedme" \
             or preset not in (None, "official", "pfllib") \
             or set(alg.get("switches", {})) - LR_SWITCHES - OPT_SWITCHES \
@@ -2865,6 +3315,8 @@ def pfedme_run(spec):
         P = m["d"] + (1 if m.get("bias") else 0)
         data = [linear_data(t, c) for c in clients]
         nk = [len(c["y"]) for c in clients]
+    elif layered:       # no batch normalisation (model_setup refuses it)
+        P, data, nk, lgrad = model_setup(t, spec)
     else:
         P = 1
         A = [t.const(c["a"][0]) for c in clients]
@@ -2899,8 +3351,9 @@ def pfedme_run(spec):
                 if not warm:
                     th = wl
                 th = prox_inner(t, (lambda x: linear_grad(
-                    t, m, *data[i], x, batch)) if linear else (lambda x: [
-                        t.op(A[i], "*", t.op(x[0], "-", Cc[i]))]),
+                    t, m, *data[i], x, batch)) if linear else (
+                        lambda x: lgrad(i, x, batch)) if layered else (
+                        lambda x: [t.op(A[i], "*", t.op(x[0], "-", Cc[i]))]),
                     th, wl, lam, mu, etap, K, out, (ri, i, r * K),
                     None if opt.plain else opt)
                 wl = [t.op(wl[p], "-", t.op(t.op(eta, "*", lam), "*",
@@ -3069,7 +3522,8 @@ def model_setup(t, spec, bn=False):
         if m["kind"] == "mlp":          # its batch normalisation
             layers, blocks = mlp_bn_layers(spec)
         else:
-            layers, blocks = layer_list(m, bn), model_blocks(spec)
+            layers, blocks = layer_list(m, bn, image=True), \
+                model_blocks(spec)
         data = [linear_data(t, c) for c in clients]
         feed = dropout_feed(spec)
         drop = any(L["type"] == "dropout" for L in layers)
@@ -3705,7 +4159,8 @@ def linear_eval(t, m, X, Y, w, blocks=None):
     h = t.const(0.5 if m["loss"] == "half_squared" else 1.0)
     s = q = t.const(0.0)
     if m["kind"] == "layers":           # an evaluation pass, r = z − y
-        Z = layers_forward(t, layer_list(m), blocks, X, w, train=False)[2]
+        Z = layers_forward(t, layer_list(m, image=True), blocks, X, w,
+                           train=False)[2]
         res = [t.op(z[0], "-", y) for z, y in zip(Z, Y)]
     else:
         res = linear_signal(t, m, X, w, range(len(Y)), Y)
@@ -3819,7 +4274,7 @@ def ifca_run(spec):
     drop_est = train_est \
         and spec["model"]["kind"] == "layers" and any(
             L["type"] == "dropout" for L in layer_list(spec["model"],
-                                                       bn=True))
+                                                       bn=True, image=True))
     given = spec.get("init", {}).get("cluster_models")
     if hp.get("ifca.init_sd", 0.0) or (given and "ifca.init_shift" in hp):
         raise SystemExit("make_vectors: an IFCA spec outside this replay")
@@ -3843,7 +4298,7 @@ def ifca_run(spec):
                   for wp in w0] for j in range(K)]
     linear = spec["model"]["kind"] == "linear"
     if spec["model"]["kind"] == "layers":
-        layers = layer_list(spec["model"], bn=True)
+        layers = layer_list(spec["model"], bn=True, image=True)
         blocks = model_blocks(spec)
 
     def estimate(i, models, passes=None):
@@ -5040,7 +5495,7 @@ def fedfomo_run(spec):
     else:
         val = data
     if m["kind"] == "layers":
-        layers, lb = layer_list(m), model_blocks(spec)
+        layers, lb = layer_list(m, image=True), model_blocks(spec)
         blocks = [ent for _, ent, _, _ in lb]
     else:
         blocks = [range(m["d"])] + ([range(m["d"], P)] if P > m["d"]

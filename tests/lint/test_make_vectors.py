@@ -151,6 +151,42 @@ def bn_backward_eval(orig, t, L, at, w, kp, E, g):
              for c, e in enumerate(row)] for row in E]
 
 
+def flipped_kernel(orig, L, x, zero):
+    """im2col with each channel's κ × κ rows in reverse order: the kernel
+    flipped, a true convolution instead of PyTorch's cross-correlation."""
+    col, kk = orig(L, x, zero), L["kernel"] ** 2
+    return [row for c in range(0, len(col), kk)
+            for row in reversed(col[c:c + kk])]
+
+
+def transposed_weight(orig, t, L, W, b, rows):
+    """conv2d's weight read as C·κ·κ × O, not PyTorch's O × C × κ × κ."""
+    O = L["oshape"][0]
+    K = len(W) // O
+    return orig(t, L, [W[r * O + o] for o in range(O) for r in range(K)],
+                b, rows)
+
+
+def undivided_pool_signal(orig, t, L, E, kp):
+    """Average pooling's backward pass handing dY, not dY/κ², to each entry
+    of the window (the signal scaled by κ² first: (κ² dY)/κ² = dY)."""
+    if L["type"] != "avgpool2d":
+        return orig(t, L, E, kp)
+    area = t.const(float(L["kernel"] ** 2))
+    return orig(t, L, [[t.op(e, "*", area) for e in row] for row in E], kp)
+
+
+def per_entry_bn_grads(orig, t, L, at, w, kp, E, g):
+    """Batch normalisation's g_γ and g_β divided by M = nb·H·W, the
+    entries normalised, instead of by nb."""
+    out = orig(t, L, at, w, kp, E, g)
+    hw = t.const(float(L.get("HW", 1)))
+    for b in ("weight", "bias"):
+        for p in at[L["name"] + "." + b]:
+            g[p] = t.op(g[p], "/", hw)
+    return out
+
+
 def switch_default(name):
     """A wrong replay: the switch NAME dropped from the spec (its default
     read instead)."""
@@ -312,6 +348,11 @@ CASES = [
      ["ditto/worked-linear-moving-interleaved"]),
     ("Ditto: prox = squared", mv, "ditto_run", switch_default("ditto.prox"),
      ["ditto/worked-norm-d1"]),
+    ("pFedMe: line 7's proximal pull λ(θ − w) with its sign reversed", mv,
+     "prox_inner",
+     lambda orig, t, grad, th, w, lam, *a, **k: orig(
+         t, grad, th, w, t.const(-lam[2]), *a, **k),
+     ["layers/pfedme-cnn-two-rounds", "layers/pfedme-deep-two-rounds"]),
     ("pFedMe: eval_reset = none", mv, "pfedme_run",
      switch_default("pfedme.eval_reset"),
      ["pfedme/worked-linear-pfllib-eval-reset",
@@ -422,6 +463,41 @@ CASES = [
           for L, kp in zip(layers, keep)], E, g),
      ["layers/fedavg-mlp3-half-squared", "fedproto/layers-pfllib",
       "fedrod/layers-paper"]),
+    ("conv2d: the kernel flipped (a convolution, not a "
+     "cross-correlation)", mv, "im2col", flipped_kernel,
+     ["layers/fedavg-cnn-2ch-half-squared", "layers/local-cnn-two-rounds",
+      "layers/fedavg-cnn-inner-pad-squared"]),
+    ("conv2d: the weight read as C·κ·κ × O", mv, "conv_forward",
+     transposed_weight,
+     ["layers/fedavg-cnn-2ch-half-squared", "layers/ditto-cnn-two-rounds"]),
+    ("max pooling: the signal to each window's first entry", mv,
+     "pool_backward",
+     lambda orig, t, L, E, kp: orig(t, L, E, (kp[0], [
+         [win[0] for win in kp[0]] for _ in kp[1]])),
+     ["layers/fedavg-cnn-stride-pad-squared", "layers/fedalt-cnn-fedrep-head",
+      "layers/fedavg-cnn-dropout"]),
+    ("tanh: the derivative 1 − y, not 1 − y²", mv, "act_backward",
+     lambda orig, t, kind, y, d: t.op(d, "*", t.op(t.const(1.0), "-", y))
+     if kind == "tanh" else orig(t, kind, y, d),
+     ["layers/local-deep-two-rounds", "layers/fedsim-deep-lg-fedavg-input"]),
+    ("sigmoid: the derivative y, not y (1 − y)", mv, "act_backward",
+     lambda orig, t, kind, y, d: t.op(d, "*", y)
+     if kind == "sigmoid" else orig(t, kind, y, d),
+     ["layers/ditto-deep-two-rounds",
+      "layers/fedavg-avgpool-tanh-sigmoid-ce"]),
+    ("average pooling: the signal to the window not divided by κ²", mv,
+     "pool_backward", undivided_pool_signal,
+     ["layers/local-deep-two-rounds",
+      "layers/fedavg-avgpool-tanh-sigmoid-ce"]),
+    ("batchnorm2d: the running variance's factor nb/(nb − 1), not "
+     "M/(M − 1) over the entries", mv, "bn_move",
+     lambda orig, t, blocks, stats, x, biased: orig(
+         t, blocks, [(L, dict(kp, M=kp["nb"])) for L, kp in stats], x,
+         biased),
+     ["layers/fedavg-bn2d-cnn-ce", "layers/fedbn-bn2d-cnn-ce"]),
+    ("batchnorm2d: g_γ, g_β divided by nb·H·W, not nb", mv, "bn_backward",
+     per_entry_bn_grads,
+     ["layers/fedavg-bn2d-cnn-ce", "layers/fedavg-bn2d-cnn-biased"]),
     ("batch norm: the running statistics never moved", mv, "bn_move",
      lambda orig, t, blocks, stats, x, biased: list(x),
      ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-ce-two-rounds"]),
