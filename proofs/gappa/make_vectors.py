@@ -2455,7 +2455,7 @@ def mlp_bn_layers(spec):
         return {"type": kind, "name": name, "in": n_in, "out": n_out,
                 "bias": b, "p": 0.5, "eps": m.get("bn_eps", 1e-5),
                 "momentum": m.get("bn_momentum", 0.1), "first": False,
-                "last": False}
+                "last": False, "C": n_out, "HW": 1}
     layers = [layer("dense", "fc1", d, h, hb), layer("batchnorm1d", "bn",
                                                      h, h, True)] + \
         ([layer("relu", "act", h, h, False)] if act == "relu" else []) + \
@@ -2484,7 +2484,7 @@ def bn_forward(t, L, at, w, rows, train):
 
     KEEP: {"train", "xhat" (rows), "s", "mu", "var" (per channel), "nb",
     "M"}."""
-    n, C, HW = L["name"], L.get("C", L["out"]), L.get("HW", 1)
+    n, C, HW = L["name"], L["C"], L["HW"]
     gam, bet, rmu, rv = ([w[p] for p in at[n + "." + b]]
                          for b in ("weight", "bias", "running_mean",
                                    "running_var"))
@@ -2531,7 +2531,7 @@ def bn_backward(t, L, at, w, kp, E, g):
         raise SystemExit("make_vectors: the backward pass of an "
                          "evaluation-mode batch normalisation is outside "
                          "the replays")
-    n, C, HW, nb = L["name"], L.get("C", L["out"]), L.get("HW", 1), len(E)
+    n, C, HW, nb = L["name"], L["C"], L["HW"], len(E)
     gam = [w[p] for p in at[n + ".weight"]]
     M, xhat = t.const(float(nb * HW)), kp["xhat"]
     per = t.const(float(nb))
@@ -2604,7 +2604,7 @@ def bn_move(t, blocks, stats, x, biased):
         keep = t.op(one, "-", rho)
         f = None if biased else t.op(t.const(float(M)), "/",
                                      t.const(float(M - 1)))
-        for c in range(L.get("C", L["out"])):
+        for c in range(L["C"]):
             pm, pv = at[n + ".running_mean"][c], at[n + ".running_var"][c]
             v = kp["var"][c] if f is None else t.op(f, "*", kp["var"][c])
             x[pm] = t.op(t.op(keep, "*", x[pm]), "+",

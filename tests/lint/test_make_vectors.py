@@ -180,7 +180,7 @@ def per_entry_bn_grads(orig, t, L, at, w, kp, E, g):
     """Batch normalisation's g_γ and g_β divided by M = nb·H·W, the
     entries normalised, instead of by nb."""
     out = orig(t, L, at, w, kp, E, g)
-    hw = t.const(float(L.get("HW", 1)))
+    hw = t.const(float(L["HW"]))
     for b in ("weight", "bias"):
         for p in at[L["name"] + "." + b]:
             g[p] = t.op(g[p], "/", hw)
