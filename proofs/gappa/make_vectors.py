@@ -59,8 +59,11 @@ mlp_bn_layers; bn_forward, bn_backward, its running statistics moved by
 bn_move after each gradient pass, averaged or, under bn.aggregate =
 parameters_only, each client's own), FedAvg, local training, Ditto,
 FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
-preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
-FedBN (fedbn_run).
+preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn,
+FedBN (fedbn_run), FedFomo, pFedMe, prox, FedAMP, FedProto, MOON,
+FedRoD, Per-FedAvg's FO and HF variants and LoRA (lora_run, whose
+adapters on a layer list's dense and conv2d weights also step by the
+client optimizer).
 Most take the step sizes' decay across rounds (Steps) and
 torch's SGD with momentum, weight decay and clipping, Adam and AdamW
 (Optim).  The
@@ -572,7 +575,9 @@ MLP = [
 # Low-rank adapters (lora_run): personal adapters, FFA-LoRA, FedAvg-LoRA
 # and HetLoRA with its truncation, regulariser, pruning (a guard) and
 # sparsity weights, on the linear model, the softmax model and the
-# identity mlp.
+# identity mlp, and on layer lists (dense and conv2d weights as targets,
+# the exact adapters carried: Trace.carry_long) with the client optimizer
+# on the adapter and the base's running statistics each client's own.
 LORA = [
     "lora/worked-hand-lora",
     "lora/worked-hand-fedavg",
@@ -594,6 +599,15 @@ LORA = [
     "lora/worked-mlp-hetlora-uniform",
     "lora/worked-softmax-ffa",
     "lora/worked-softmax-hetlora-head",
+    "lora/worked-layers-mlp-fedavg",
+    "lora/worked-layers-cnn-ffa",
+    "lora/worked-layers-cnn-hetlora",
+    "lora/worked-layers-mlp-adam",
+    "lora/worked-layers-mlp-sgd-server",
+    "optim/lora-adamw-clip-client",
+    "lora/bn-fedavg-bn1d",
+    "lora/bn-personal-bn1d-biased",
+    "optim/lora-bn-frozen",
 ]
 
 # PFLEGO on the identity mlp (pflego_mlp): d = h = 2, k = 1, an output
@@ -741,7 +755,15 @@ LAYERS = [
 # (bn.aggregate = parameters_only), under FedAvg, local training, Ditto,
 # FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
 # preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
-# FedBN (fedbn_run); batchnorm2d (over each channel's H·W entries of
+# FedBN (fedbn_run), FedFomo (its distance, equality test and mixture
+# over every entry or parameters() only), pFedMe (θ's passes move them,
+# w_{i,r+1} takes θ's; the preset pfllib's own r_i), pFedMe's inner
+# loop alone (prox), FedAMP (bn.aggregate = parameters_only: the
+# distance over the parameters, u_i's statistics w_i's own), FedProto
+# and MOON (the body's features a training or an evaluation pass, its
+# gradient through the training pass again), FedRoD (the whole list's
+# training passes for z_G and z_P) and Per-FedAvg's FO and HF variants
+# (every pass moves w_{t−1}'s statistics); batchnorm2d (over each channel's H·W entries of
 # every sample) after a convolution under FedAvg and FedBN.
 BN = [
     "layers/fedavg-bn2d-cnn-ce",
@@ -799,6 +821,36 @@ BN = [
     "optim/pfedhn-bn-frozen",
     "optim/scaffold-adam-client-bn-frozen",
     "optim/scaffold-adam-server-bn-biased",
+    "layers/fedfomo-bn1d-equal-zero-buffers",
+    "layers/fedfomo-bn1d-equal-zero-params",
+    "layers/fedfomo-bn1d-mlp-eval",
+    "layers/fedfomo-bn1d-mlp-train",
+    "optim/fedfomo-adam-personal-client-bn-biased",
+    "optim/fedfomo-momentum-shared-server-bn-frozen",
+    "layers/pfedme-bn1d-mlp-pfllib-keep",
+    "pfedme/layers-bn1d-mlp-update",
+    "optim/pfedme-adamw-client-decay-bn-frozen",
+    "optim/pfedme-classical-server-decay-bn-biased",
+    "optim/pfedme-nesterov-clip-step-server-bn-biased",
+    "optim/prox-adam-server-bn-frozen",
+    "optim/prox-adamw-client-decay-eta-p-bn-biased",
+    "optim/prox-classical-client-decay-eta-p-bn-biased",
+    "optim/prox-nesterov-clip-step-server-bn-frozen",
+    "layers/fedamp-bn1d-mlp-keep",
+    "fedproto/layers-bn-paper",
+    "optim/fedproto-adamw-shared-client-bn-biased",
+    "optim/fedproto-nesterov-clip-step-server-bn-frozen",
+    "moon/layers-bn-paper",
+    "moon/layers-bn-pfllib",
+    "optim/moon-adamw-shared-client-trainings-bn-biased",
+    "optim/moon-classical-personal-client",
+    "optim/moon-nesterov-clip-step-server-bn-frozen",
+    "fedrod/layers-bn-paper",
+    "fedrod/layers-bn-pfllib",
+    "fedrod/layers-bn-pfllib-keep",
+    "optim/fedrod-bn-momentum-decay",
+    "optim/fedrod-nesterov-clip-server-bn-frozen",
+    "optim/perfedavg-fo-bn-biased",
 ]
 
 # Vectors of the lists above that the replays reproduce
@@ -911,6 +963,50 @@ UNSCRIPTED = [
     "optim/pfedhn-bn-frozen",
     "optim/scaffold-adam-client-bn-frozen",
     "optim/scaffold-adam-server-bn-biased",
+    # batch normalisation under FedFomo (fedfomo_run), pFedMe (pfedme_run),
+    # its inner loop alone (prox_run), FedAMP (fedamp_run), FedProto
+    # (fedproto_run), MOON (moon_run), FedRoD (fedrod_run) and Per-FedAvg's
+    # FO variant (perfedavg_run), Gappa's search not yet run
+    "layers/fedfomo-bn1d-equal-zero-buffers",
+    "layers/fedfomo-bn1d-equal-zero-params",
+    "layers/fedfomo-bn1d-mlp-eval",
+    "layers/fedfomo-bn1d-mlp-train",
+    "optim/fedfomo-adam-personal-client-bn-biased",
+    "optim/fedfomo-momentum-shared-server-bn-frozen",
+    "layers/pfedme-bn1d-mlp-pfllib-keep",
+    "pfedme/layers-bn1d-mlp-update",
+    "optim/pfedme-adamw-client-decay-bn-frozen",
+    "optim/pfedme-classical-server-decay-bn-biased",
+    "optim/pfedme-nesterov-clip-step-server-bn-biased",
+    "optim/prox-adam-server-bn-frozen",
+    "optim/prox-adamw-client-decay-eta-p-bn-biased",
+    "optim/prox-classical-client-decay-eta-p-bn-biased",
+    "optim/prox-nesterov-clip-step-server-bn-frozen",
+    "layers/fedamp-bn1d-mlp-keep",
+    "fedproto/layers-bn-paper",
+    "optim/fedproto-adamw-shared-client-bn-biased",
+    "optim/fedproto-nesterov-clip-step-server-bn-frozen",
+    "moon/layers-bn-paper",
+    "moon/layers-bn-pfllib",
+    "optim/moon-adamw-shared-client-trainings-bn-biased",
+    "optim/moon-classical-personal-client",
+    "optim/moon-nesterov-clip-step-server-bn-frozen",
+    "fedrod/layers-bn-paper",
+    "fedrod/layers-bn-pfllib",
+    "fedrod/layers-bn-pfllib-keep",
+    "optim/fedrod-bn-momentum-decay",
+    "optim/fedrod-nesterov-clip-server-bn-frozen",
+    "optim/perfedavg-fo-bn-biased",
+    # LoRA on layer lists (lora_run), Gappa's search not yet run
+    "lora/worked-layers-mlp-fedavg",
+    "lora/worked-layers-cnn-ffa",
+    "lora/worked-layers-cnn-hetlora",
+    "lora/worked-layers-mlp-adam",
+    "lora/worked-layers-mlp-sgd-server",
+    "optim/lora-adamw-clip-client",
+    "lora/bn-fedavg-bn1d",
+    "lora/bn-personal-bn1d-biased",
+    "optim/lora-bn-frozen",
 ]
 
 # The families whose scripts are written as Gappa's search ends
@@ -1242,6 +1338,14 @@ class Trace:
         self.approx.add(a[0])
         return (a[0], a[1], significant(a[2]))
 
+    def carry_long(self, xs):
+        """xs with each value whose Fraction's numerator or denominator
+        has more than SQRT_BITS bits carried (carried): for the replays
+        whose exact values grow with every step (FedALA's, LoRA's)."""
+        return [self.carried(x) if x[0] not in self.approx and max(
+            x[2].numerator.bit_length(), x[2].denominator.bit_length())
+            > SQRT_BITS else x for x in xs]
+
     def pow(self, a, k):
         """pow(a, k) of the C library for a constant double a and an
         integer k >= 1 (Adam's β^t, ref/engine/optim.c adam_block): exact
@@ -1459,20 +1563,19 @@ class Trace:
     def equal_up_to(self, xs, ys, tau):
         """FedFomo's test θ_n = a up to rounding (equal_up_to of
         ref/algorithms/fedfomo.c: every |x_p − y_p| <= τ max(|x_p|, |y_p|)),
-        decided by the exact values: equal when every exact x_p = y_p, each
-        pair a guard "equal" (its two proved bounds within τ of the scale,
-        so that the rounded pair passes the test too; none when both are
-        the same rounded value); else the entry of the largest relative
-        exact difference is a guard "apart" (its difference exceeds τ times
-        the scale by more than the bounds, so that the rounded pair fails
-        the test and the distance is not 0)."""
-        if all(x[2] == y[2] for x, y in zip(xs, ys)):
+        decided by the exact values: equal when every exact pair passes the
+        test, each pair a guard "equal" (its exact difference and its two
+        proved bounds within τ of the scale, so that the rounded pair passes
+        the test too; none when both are the same rounded value); else the
+        entry of the largest relative exact difference is a guard "apart"
+        (its difference exceeds τ times the scale by more than the bounds,
+        so that the rounded pair fails the test and the distance is not
+        0)."""
+        if all(abs(x[2] - y[2]) <= tau * max(abs(x[2]), abs(y[2]))
+               for x, y in zip(xs, ys)):
             # (equal entries of unequal vectors decide nothing: the one
-            # apart fails the C's test)
-            if any(x[0] in self.approx or y[0] in self.approx
-                   for x, y in zip(xs, ys) if x[0] != y[0]):
-                raise SystemExit("make_vectors: an equality of two values "
-                                 "carried to SQRT_BITS bits")
+            # apart fails the C's test; a value carried to SQRT_BITS bits
+            # is checked with SQRT_MARGIN about it)
             for x, y in zip(xs, ys):
                 if x[0] != y[0]:
                     self.guards.append(("equal", [x, y], tau))
@@ -3225,17 +3328,27 @@ def fedavg_run(spec):
     return t, out
 
 
-def prox_inner(t, grad, th, w, lam, mu, etap, K, out, at, opt=None):
+def prox_inner(t, grad, th, w, lam, mu, etap, K, out, at, opt=None,
+               move=None):
     """The K inner steps of pflref_prox_inner_run (ref/engine/
     prox_inner.c) from θ = th with the reference w: per step g = grad(θ),
-    d = g + λ (θ − w) (+ μθ when μ ≠ 0), θ <- θ − η_p d, or OPT's step on
-    d (an Optim, slot 0), each recorded as ("step", round, client, step0 +
-    k, "theta"), (round, client, step0) = AT; the last θ."""
+    θ's running statistics moved by that pass (MOVE, model_setup's
+    grad.move; pflref_bn_running_move), d = g + λ (θ − w) (+ μθ when μ ≠
+    0) on the entries with a gradient (the buffers r_μ, r_v have none and
+    are never stepped), θ <- θ − η_p d, or OPT's step on d (an Optim, slot
+    0), each recorded as ("step", round, client, step0 + k, "theta"),
+    (round, client, step0) = AT; the last θ."""
     ri, i, step0 = at
     for k in range(1, K + 1):
         g = grad(th)
+        if move is not None:
+            th = move(th)
         new, ds = [], []
         for p in range(len(th)):
+            if g[p] is None:            # a buffer: no step
+                new.append(th[p])
+                ds.append(None)
+                continue
             d = t.op(g[p], "+", t.op(lam, "*", t.op(th[p], "-", w[p])))
             if mu[2] != 0:
                 d = t.op(d, "+", t.op(mu, "*", th[p]))
@@ -3252,8 +3365,8 @@ def pfedme_run(spec):
     Alg. 1) on the quadratic model f_i(θ) = a/2 (θ − c)² with d = 1, or on
     the linear model (linear_grad), in the C's order
     (ref/algorithms/pfedme.c, ref/engine/prox_inner.c), or on a layer list
-    without batch normalisation (model_setup's gradient, each of line 7's
-    K gradients a pass), entry by entry:
+    (model_setup's gradient, each of line 7's K gradients a pass), entry
+    by entry:
 
       round start   w_t <- w; acc <- 0
       client i      w_local <- w_t; θ <- w_t; per local round r:
@@ -3278,7 +3391,15 @@ def pfedme_run(spec):
     pfllib_run is pfllib with it) over any preset.  Line 7's steps by the
     client optimizer (Optim, slot 0: opt.* steps θ on d at η_p, its state
     begun at each client update and carried through the R inner
-    solves)."""
+    solves).  Batch normalisation: each of θ's gradient passes moves θ's
+    r_μ, r_v (prox_inner), line 8 steps the parameters and w_{i,r+1}
+    takes θ's r_μ, r_v (buffers_follow), and line 10 averages them with
+    the rest; under the preset pfllib (bn.aggregate = parameters_only,
+    pfedme_round_keep) w_{i,0} and θ start from w_t's parameters with
+    client i's own r_i (w⁰'s until it trains), r_i <- w_{i,R}'s after
+    its rounds, line 10 mixes the parameters and w_{t+1} takes the first
+    uploader's r_i (w_t's when none uploads), and v_i = w_{t+1} with
+    r_i."""
     m = spec["model"]
     alg = spec["algorithm"]
     hp = dict(alg["hyperparameters"])
@@ -3300,7 +3421,7 @@ def pfedme_run(spec):
             or alg["name"] != "pfedme" \
             or preset not in (None, "official", "pfllib") \
             or set(alg.get("switches", {})) - LR_SWITCHES - OPT_SWITCHES \
-            - {"pfedme.train", "pfedme.eval_reset"} \
+            - BN_SWITCHES - {"pfedme.train", "pfedme.eval_reset"} \
             or set(hp) - {"eta", "lambda", "eta_p", "K", "beta",
                           "pfedme.mu"} - LR_HYPER - OPT_HYPER \
             or init.get("kind") not in ("zeros", "given") \
@@ -3315,13 +3436,14 @@ def pfedme_run(spec):
         P = m["d"] + (1 if m.get("bias") else 0)
         data = [linear_data(t, c) for c in clients]
         nk = [len(c["y"]) for c in clients]
-    elif layered:       # no batch normalisation (model_setup refuses it)
-        P, data, nk, lgrad = model_setup(t, spec)
+    elif layered:
+        P, data, nk, lgrad = model_setup(t, spec, bn=True)
     else:
         P = 1
         A = [t.const(c["a"][0]) for c in clients]
         Cc = [t.const(c["c"][0]) for c in clients]
         nk = [c.get("n", 1) for c in clients]
+    buf = bn_buffers(spec)
     eta0, lam, etap0 = (t.const(hp["eta"]), t.const(hp["lambda"]),
                         t.const(hp["eta_p"]))
     steps = Steps(t, hp, alg.get("switches", {}), preset == "pfllib")
@@ -3330,6 +3452,10 @@ def pfedme_run(spec):
     beta = t.const(hp.get("beta", 1.0))
     K = hp["K"]
     w = w0 = given_init(t, spec, P)
+    # the preset pfllib's bn.aggregate = parameters_only (pfedme_round_keep):
+    # client i's r_i, w⁰'s until it trains (pflref_bn_own_alloc)
+    keep = preset == "pfllib" and bool(buf)
+    own = {i: w0 for i in range(len(nk))}
     out = []
     v = {}
     trained = set()
@@ -3340,8 +3466,9 @@ def pfedme_run(spec):
         sel = rd.get("selected", rd["clients"])
         n_S = sum(nk[i] for i in sel)
         for j, i in enumerate(rd["clients"]):
-            wl = w_t
-            th = w0 if eval_reset and i not in trained else w_t
+            # keep: w_{i,0} and θ from w_t's parameters with r_i
+            wl = bn_own(w_t, own, i, buf) if keep else w_t
+            th = w0 if eval_reset and i not in trained else wl
             trained.add(i)
             opt.begin()
             out.append((("client_begin", ri, i, 0, "w_local"), wl))
@@ -3355,13 +3482,16 @@ def pfedme_run(spec):
                         lambda x: lgrad(i, x, batch)) if layered else (
                         lambda x: [t.op(A[i], "*", t.op(x[0], "-", Cc[i]))]),
                     th, wl, lam, mu, etap, K, out, (ri, i, r * K),
-                    None if opt.plain else opt)
-                wl = [t.op(wl[p], "-", t.op(t.op(eta, "*", lam), "*",
+                    None if opt.plain else opt,
+                    getattr(lgrad, "move", None) if layered else None)
+                wl = [th[p] if p in buf else       # buffers_follow
+                      t.op(wl[p], "-", t.op(t.op(eta, "*", lam), "*",
                                             t.op(wl[p], "-", th[p])))
                       for p in range(P)]
                 out.append((("step", ri, i, r + 1, "w_local"), wl))
             out.append((("client_end", ri, i, None, "w_local"), wl))
             out.append((("client_end", ri, i, None, "theta"), th))
+            own[i] = wl                 # r_i <- w_{i,R}'s (θ's) buffers
             v[i] = wl if official else th
             if i not in sel:
                 continue
@@ -3371,10 +3501,16 @@ def pfedme_run(spec):
         one = t.const(1.0)
         w = [t.op(t.op(t.op(one, "-", beta), "*", w_t[p]), "+",
                   t.op(beta, "*", acc[p])) for p in range(P)]
+        up = [i for i in rd["clients"] if i in sel]
+        if keep and up:                 # B: the first uploader's r_i
+            w = bn_first_upload(w, own, rd, up, buf)
+        elif keep:                      # no upload: w_t's own
+            w = [w_t[p] if p in buf else x for p, x in enumerate(w)]
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(rd["clients"])
-        if preset == "pfllib":           # personal_eval = global
-            v = {i: w for i in range(len(nk))}
+        if preset == "pfllib":           # personal_eval = global (keep:
+            v = {i: bn_own(w, own, i, buf) if keep else w  # with r_i)
+                 for i in range(len(nk))}
     for i in sorted(v):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -4399,15 +4535,21 @@ def perfedavg_run(spec):
     meta step is its step on d = fl(q − fl(α h)) (FO: q) with step size β,
     and under perfedavg.opt_steps = both (the preset pfllib's) the α step
     too, with step size α, the one state carried from the α step to the β
-    step; the personalisation stays plain."""
+    step; the personalisation stays plain.  Batch normalisation (FO and HF, under
+    bn.aggregate = average): every training pass moves w_{t−1}'s running
+    statistics in torch's order (D at w_{t−1}, D′ at w̃, HF's D″ at w ± δq:
+    local_step's bn_move), the buffers never step (w̃ and the meta step
+    leave them: their gradient is none), and each personalisation pass
+    moves θ_i's."""
     hp, sw, preset = accepted(spec, "perfedavg",
                               ({"alpha", "beta"}, {"delta"}),
                               {"perfedavg.variant", "perfedavg.weights",
                                "perfedavg.eval", "perfedavg.calls",
-                               "perfedavg.eval_lr", "perfedavg.opt_steps"},
+                               "perfedavg.eval_lr", "perfedavg.opt_steps",
+                               "bn.aggregate"},
                               (None, "pfllib"), "the linear or the "
                               "quadratic model", lr=True, over=True,
-                              opt=True)
+                              opt=True, bn=True)
     lib = preset == "pfllib"
     variant = sw.get("perfedavg.variant", "fo" if lib else "exact")
     samples = sw.get("perfedavg.weights", "uniform") == "samples" or lib
@@ -4419,9 +4561,20 @@ def perfedavg_run(spec):
     linear = spec["model"]["kind"] == "linear"
     mlp = spec["model"]["kind"] == "mlp"
     layered = spec["model"]["kind"] == "layers"
+    if bn_kinds(spec) and (variant == "exact" or lib or sw.get(
+            "bn.aggregate", "average") != "average"):
+        raise SystemExit("make_vectors: Per-FedAvg's exact variant or "
+                         "bn.aggregate = parameters_only on batch "
+                         "normalisation is outside the replays")
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     alpha0, beta0 = t.const(hp["alpha"]), t.const(hp["beta"])
+
+    def less(x, c, g):
+        """x − fl(c g) entry by entry, x itself where g has none (a
+        running statistic)."""
+        return [xp if gp is None else t.op(xp, "-", t.op(c, "*", gp))
+                for xp, gp in zip(x, g)]
     steps = Steps(t, hp, sw, lib)
     opt = Optim(t, hp, sw, spec)
     opt_alpha = not opt.plain and sw.get("perfedavg.opt_steps",
@@ -4449,10 +4602,12 @@ def perfedavg_run(spec):
                     opt.begin()             # a train() call
                 D = 3 * (s - 1)
                 g0 = grad(i, wl, bs[D])
-                wt = opt.step(i, wl, g0, alpha) if opt_alpha else [
-                    t.op(x, "-", t.op(alpha, "*", g)) for x, g in zip(wl, g0)]
+                wl = bn_moved(grad, wl)     # D's pass at w_{t−1}
+                wt = opt.step(i, wl, g0, alpha) if opt_alpha else \
+                    less(wl, alpha, g0)
                 out.append((("step", ri, i, s, "w_tilde"), wt))
                 q = grad(i, wt, bs[D + 1])
+                wl = bn_moved(grad, wl)     # D′'s pass moves w_{t−1}'s
                 if variant == "fo":
                     wl = opt.step(i, wl, q, beta)
                 else:
@@ -4471,20 +4626,25 @@ def perfedavg_run(spec):
                         h = [t.op(a, "*", qp) for a, qp in zip(data[i][0], q)]
                     else:
                         delta = t.const(hp["delta"])
-                        gp = grad(i, [t.op(x, "+", t.op(delta, "*", qp))
-                                      for x, qp in zip(wl, q)], bs[D + 2])
-                        gm = grad(i, [t.op(x, "-", t.op(delta, "*", qp))
-                                      for x, qp in zip(wl, q)], bs[D + 2])
+                        gp = grad(i, [xp if qp is None else
+                                      t.op(xp, "+", t.op(delta, "*", qp))
+                                      for xp, qp in zip(wl, q)], bs[D + 2])
+                        wl = bn_moved(grad, wl)
+                        gm = grad(i, less(wl, delta, q), bs[D + 2])
+                        wl = bn_moved(grad, wl)
                         two_d = t.op(t.const(2.0), "*", delta)
-                        h = [t.op(t.op(a, "-", b), "/", two_d)
+                        h = [None if a is None else
+                             t.op(t.op(a, "-", b), "/", two_d)
                              for a, b in zip(gp, gm)]
                     out.append((("note", ri, i, s, "hvp"), h))
                     if opt.plain:
-                        wl = [t.op(x, "-", t.op(beta, "*", t.op(
-                            qp, "-", t.op(alpha, "*", hp_))))
-                            for x, qp, hp_ in zip(wl, q, h)]
+                        wl = [x if qp is None else
+                              t.op(x, "-", t.op(beta, "*", t.op(
+                                  qp, "-", t.op(alpha, "*", hp_))))
+                              for x, qp, hp_ in zip(wl, q, h)]
                     else:
                         wl = opt.step(i, wl, [
+                            None if qp is None else
                             t.op(qp, "-", t.op(alpha, "*", hp_))
                             for qp, hp_ in zip(q, h)], beta)
                 out.append((("step", ri, i, s, "w_local"), wl))
@@ -4505,8 +4665,8 @@ def perfedavg_run(spec):
         post = spec["schedule"]["post"][i]
         for r in range(2 if two else 1):
             eta = beta if r else alpha
-            th = [t.op(x, "-", t.op(eta, "*", g))
-                  for x, g in zip(th, grad(i, th, post[r]))]
+            g = grad(i, th, post[r])
+            th = less(bn_moved(grad, th), eta, g)   # θ_i's pass moves it
             out.append((("step", None, i, r + 1, "theta"), th))
         out.append((("client_end", None, i, None, "theta"), th))
         out.append((("final", None, i, None, "v"), th))
@@ -4545,35 +4705,51 @@ def prox_point_1d(t, A, C, w, lam, mu):
 def prox_run(spec):
     """[(record key, [value per entry])] of the algorithm prox (pFedMe's
     inner loop on its own, ref/algorithms/prox.c) on the quadratic model
-    with d = 1, or on the linear model with λ + μ = 0 (no θ̂): per client
-    and batch prox_inner from θ = w (reset) or the client's last θ (warm),
-    then the exact θ̂ (prox_point_1d) when λ + μ > 0, noted at step (q +
-    1) K; w never moves.  (On the linear model θ̂ is conjugate gradients
-    stopped at a relative residual of 1e-15, a stop the exact replay
-    cannot show the C takes: proofs/README.md.)"""
+    with d = 1, on the linear model with λ + μ = 0 (no θ̂), or on a layer
+    list (which has no θ̂: pflref_prox_has_exact), batch normalisation
+    included (prox_inner moves θ's running statistics): per client and
+    batch prox_inner from θ = w (reset) or the client's last θ (warm),
+    with η_p decayed by round (Steps) and the client optimizer (Optim,
+    begun per client), then the exact θ̂ (prox_point_1d) when λ + μ > 0,
+    noted at step (q + 1) K; w never moves.  (On the linear model θ̂ is
+    conjugate gradients stopped at a relative residual of 1e-15, a stop
+    the exact replay cannot show the C takes: proofs/README.md.)"""
     hp, sw, _ = accepted(spec, "prox", ({"lambda", "eta_p", "K"},
                                         {"pfedme.mu"}),
-                         {"pfedme.theta_start"}, what="the quadratic model "
-                         "with d = 1, or the linear model without θ̂")
-    note = hp["lambda"] + hp.get("pfedme.mu", 0.0) > 0
-    if (spec["model"]["kind"], spec["model"]["d"]) != ("quadratic", 1) \
-            and (spec["model"]["kind"] != "linear" or note):
+                         {"pfedme.theta_start", "lr.scope"},
+                         what="the quadratic model with d = 1, or the linear "
+                         "model without θ̂, or a layer list", lr=True,
+                         opt=True, bn=True)
+    kind = spec["model"]["kind"]
+    # θ̂ is noted where the C has it exactly (pflref_prox_has_exact: not
+    # on a layer list)
+    note = hp["lambda"] + hp.get("pfedme.mu", 0.0) > 0 and kind != "layers"
+    if (kind, spec["model"].get("d")) != ("quadratic", 1) \
+            and (kind not in ("linear", "layers") or note) \
+            or sw.get("lr.count", "rounds") != "rounds":
         raise SystemExit("make_vectors: a prox spec outside this replay")
     reset = sw.get("pfedme.theta_start", "reset") == "reset"
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
-    lam, etap = t.const(hp["lambda"]), t.const(hp["eta_p"])
+    P, data, nk, grad = model_setup(t, spec, bn=True)
+    lam, etap0 = t.const(hp["lambda"]), t.const(hp["eta_p"])
     mu, K = t.const(hp.get("pfedme.mu", 0.0)), int(hp["K"])
+    # η_p decays under every lr.scope (scale_steps); prox calls no
+    # pflref_client_lr, so the count is the round's
+    steps, opt = Steps(t, hp, sw), Optim(t, hp, sw, spec)
     w = given_init(t, spec, P)
     v = {i: w for i in range(len(nk))}
     out = [(("server", None, None, None, "w"), w)]
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        etap = steps.of(etap0, ri, None)
         for j, i in enumerate(rd["clients"]):
             th = w if reset else v[i]
             out.append((("client_begin", ri, i, 0, "theta"), th))
+            opt.begin()
             for q, batch in enumerate(rd["batches"][j]):
                 th = prox_inner(t, lambda x: grad(i, x, batch), th, w, lam,
-                                mu, etap, K, out, (ri, i, q * K))
+                                mu, etap, K, out, (ri, i, q * K),
+                                None if opt.plain else opt,
+                                getattr(grad, "move", None))
                 if note:
                     out.append((("note", ri, i, (q + 1) * K, "theta_hat"),
                                 prox_point_1d(t, *data[i], w, lam, mu)))
@@ -5455,6 +5631,18 @@ def fedfomo_run(spec):
                     θ_i <- sgd_steps from φ_i on its batches with η   (l. 6)
                     (decayed, Steps; plain or by its optimizer, Optim)
 
+    Batch normalisation (a layer list with batchnorm1d): each local
+    step's gradient pass moves the running statistics r_μ, r_v
+    (sgd_steps); L_i's passes normalise on the validation batch
+    (val_mode = train, moving nothing) or on the model's r_μ, r_v
+    (eval).  Under bn.aggregate = average the distance, the equality test
+    and l. 5's mixture range over every entry, buffers included; under
+    parameters_only (params_distance, equal_up_to with params_of) they
+    range over parameters() only: the distance sums each parameter block
+    from 0 and adds the block sums in layout order (l2_per_tensor_sum:
+    the blocks' √), and φ_i takes θ_i^{t−1}'s r_μ, r_v
+    (pflref_bn_copy_buffers).
+
     Adding a 0 (an entry of a weight or of P that is the constant 0) is
     exact and left out of the script."""
     hp, sw, _ = accepted(
@@ -5464,15 +5652,15 @@ def fedfomo_run(spec):
         {"fedfomo.distance", "fedfomo.self", "fedfomo.anchor",
          "fedfomo.no_positive", "fedfomo.P_update", "fedfomo.P_init",
          "fedfomo.val_loss", "fedfomo.selection", "fedfomo.M_counts",
-         "fedfomo.val_mode"},
+         "fedfomo.val_mode", "bn.aggregate"},
         what="eta, val_batch, equal_rtol, the ε-greedy choice", lr=True,
-        opt=True)
+        opt=True, bn=True)
     if sw.get("fedfomo.self", "included") == "ranked":
         raise SystemExit("make_vectors: a fedfomo spec outside this replay "
                          "(the own upload ranked)")
     t = Trace()
     m = spec["model"]
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     N = len(nk)
     eta = t.const(hp["eta"])
     deps = t.const(hp.get("fedfomo.distance_eps", 0.0))
@@ -5495,12 +5683,17 @@ def fedfomo_run(spec):
     else:
         val = data
     if m["kind"] == "layers":
-        layers, lb = layer_list(m, image=True), model_blocks(spec)
+        layers, lb = layer_list(m, bn=True, image=True), model_blocks(spec)
         blocks = [ent for _, ent, _, _ in lb]
     else:
         blocks = [range(m["d"])] + ([range(m["d"], P)] if P > m["d"]
                                     else [])
     train = sw.get("fedfomo.val_mode", "train") == "train"
+    # bn.aggregate = parameters_only: l. 3 and l. 5 over parameters()
+    # only, the buffers BUF each client's own
+    buf = bn_buffers(spec) \
+        if sw.get("bn.aggregate", "average") == "parameters_only" else set()
+    params = [b for b in blocks if not set(b) & buf]
 
     def layers_val(i, th, rows):
         # a training-mode loss pass takes client i's next dropout pass,
@@ -5540,12 +5733,25 @@ def fedfomo_run(spec):
 
     def distance(x, a):
         e = [t.op(xp, "-", ap) for xp, ap in zip(x, a)]
+        if buf:                         # params_distance: block sums
+            part = [total(t.abs(e[p]) if kind == "l1" else
+                          t.op(e[p], "*", e[p]) for p in b) for b in params]
+            if kind == "l2_per_tensor_sum":
+                return total(t.sqrt(q) for q in part)
+            s = total(part)
+            return t.sqrt(s) if kind == "l2" else s
         if kind == "l1":
             return total(t.abs(ep) for ep in e)
         sq = [t.op(ep, "*", ep) for ep in e]
         if kind == "l2_per_tensor_sum":
             return total(t.sqrt(total(sq[p] for p in b)) for b in blocks)
         return t.sqrt(total(sq)) if kind == "l2" else total(sq)
+
+    def same(x, a):                     # equal_up_to, params_of when buf
+        if not buf:
+            return t.equal_up_to(x, a, tau)
+        ent = [p for b in params for p in b]
+        return t.equal_up_to([x[p] for p in ent], [a[p] for p in ent], tau)
 
     w0 = given_init(t, spec, P)
     v = [w0] * N
@@ -5567,7 +5773,7 @@ def fedfomo_run(spec):
             L_a = loss(i, a)
             r = [zero] * N
             for n in cand:                                      # l. 3
-                if t.equal_up_to(prev[n], a, tau):
+                if same(prev[n], a):
                     continue
                 d = distance(prev[n], a)
                 num = t.op(L_a, "-", loss(i, prev[n]))
@@ -5590,11 +5796,14 @@ def fedfomo_run(spec):
                 phi[i] = []
                 for p in range(P):
                     x = a[p]
-                    for n in pos:
+                    for n in pos if p not in buf else ():
                         e = t.op(prev[n][p], "-", a[p])
                         x = t.op(x, "+", e if w[n][2] == 1 and
                                  w[n][0] == w[n][1] else t.op(w[n], "*", e))
                     phi[i].append(x)
+            if buf:                     # φ_i keeps θ_i^{t−1}'s r_μ, r_v
+                phi[i] = [prev[i][p] if p in buf else x
+                          for p, x in enumerate(phi[i])]
             out.append((("note", ri, i, None, "phi"), phi[i]))
             if update == "signed_abs_sum":                      # l. 8
                 floor = floor or t.decimal("1e-9")  # 10⁻⁹, as 1/10 above
@@ -5637,18 +5846,32 @@ def fedamp_run(spec):
                     detached: d = g); w <- w − η d (prox_block_step)  (l. 5)
       round end     the participants are the next round's uploads
 
+    Batch normalisation (bn.aggregate = parameters_only, PFLlib's reading,
+    which the C requires with it): the distance sums over the parameters
+    only (sq_dist with skip: the buffers left out, the rest in index
+    order), u_i's running statistics are w_i^{k−1}'s own, each gradient
+    pass moves w's (bn_moved), and the proximal term never pulls them.
+
     Adding a 0 (a ξ_ij = 0 off the peers, its product with w_j) is exact
     and left out of the script."""
     hp, sw, preset = accepted(
         spec, "fedamp", {"eta", "fedamp.alpha_k", "fedamp.lambda",
                          "fedamp.sigma"},
-        {"fedamp.peers", "fedamp.start", "fedamp.prox"}, (None, "pfllib"),
-        "eta, α_k, λ, σ, every switch and the preset pfllib", lr=True)
+        {"fedamp.peers", "fedamp.start", "fedamp.prox", "bn.aggregate"},
+        (None, "pfllib"),
+        "eta, α_k, λ, σ, every switch and the preset pfllib", lr=True,
+        bn=True)
     if preset == "pfllib":
         sw = dict({"fedamp.peers": "previous", "fedamp.start": "own",
-                   "fedamp.prox": "detached"}, **sw)
+                   "fedamp.prox": "detached",
+                   "bn.aggregate": "parameters_only"}, **sw)
     t = Trace()
-    P, _, nk, grad = model_setup(t, spec)
+    P, _, nk, grad = model_setup(t, spec, bn=True)
+    buf = bn_buffers(spec)
+    if buf and sw.get("bn.aggregate", "average") != "parameters_only":
+        raise SystemExit("make_vectors: FedAMP on batch normalisation "
+                         "without bn.aggregate = parameters_only (the C "
+                         "refuses it)")
     N = len(nk)
     eta0 = t.const(hp["eta"])
     alpha, sigma = t.const(hp["fedamp.alpha_k"]), t.const(hp["fedamp.sigma"])
@@ -5669,7 +5892,9 @@ def fedamp_run(spec):
                 if q == i or (previous and q not in uploaded):
                     continue
                 d = zero
-                for xp, yp in zip(prev[i], prev[q]):
+                for p, (xp, yp) in enumerate(zip(prev[i], prev[q])):
+                    if p in buf:        # sq_dist: parameters() only
+                        continue
                     e = t.op(xp, "-", yp)
                     d = t.op(d, "+", t.op(e, "*", e))
                 E = t.exp_neg(t.op(d, "/", sigma))
@@ -5679,6 +5904,9 @@ def fedamp_run(spec):
             out.append((("note", ri, i, None, "xi"), xi))
             u = []
             for p in range(P):
+                if p in buf:            # u_i's r_μ, r_v: w_i^{k−1}'s
+                    u.append(prev[i][p])
+                    continue
                 x = zero
                 for q in range(N):
                     if xi[q][0] != "0":
@@ -5690,9 +5918,10 @@ def fedamp_run(spec):
             eta = steps.of(eta0, ri, i)
             for b, batch in enumerate(rd["batches"][j]):
                 g = grad(i, wl, batch)
+                wl = bn_moved(grad, wl)
                 if mu is not None:
                     g = prox_direction(t, g, mu, wl, u)
-                wl = [t.op(x, "-", t.op(eta, "*", gp))
+                wl = [x if gp is None else t.op(x, "-", t.op(eta, "*", gp))
                       for x, gp in zip(wl, g)]
                 out.append((("step", ri, i, b + 1, "w_i"), wl))
             out.append((("client_end", ri, i, None, "w_i"), wl))
@@ -6239,9 +6468,15 @@ def lora_targets(spec, r):
     (ref/models/adapter.c pflref_lora_layout_named): the weight blocks
     (linear w as a 1 × d matrix; mlp W1 (h × d), W2 (k × h)) that
     lora.targets selects (all; head: the head's; input: the input's), in
-    block order, each with A (r × d) at off_A and B (k × r) at off_B."""
+    block order, each with A (r × d) at off_A and B (k × r) at off_B; on
+    a layer list the dense (out × in) and conv2d (O × C·κ·κ) weights,
+    head and input the last and the first parametrised layer's
+    (mark_groups), or those init.lora_targets names (a block, or a layer
+    by its name: its weight)."""
     m = spec["model"]
     which = spec["algorithm"].get("switches", {}).get("lora.targets", "all")
+    if m["kind"] == "layers":
+        return lora_layer_targets(spec, r, which)
     head = {"w": True, "W": True, "W1": False, "W2": True}
     out, Q = [], 0
     for name, ent, _, _ in model_blocks(spec):
@@ -6256,12 +6491,58 @@ def lora_targets(spec, r):
     return out, Q
 
 
+def lora_layer_targets(spec, r, which):
+    """lora_targets of a layer list."""
+    dims = {}
+    for L in layer_list(spec["model"], bn=True, image=True):
+        if L["type"] == "dense":
+            dims[L["name"] + ".weight"] = (L["out"], L["in"], L["first"],
+                                           L["last"])
+        elif L["type"] == "conv2d":
+            dims[L["name"] + ".weight"] = (
+                L["oshape"][0], L["shape"][0] * L["kernel"] ** 2,
+                L["first"], L["last"])
+    names = spec["init"].get("lora_targets")
+    chosen = None
+    if names:
+        chosen = {n if n in dims else n + ".weight" for n in names}
+        if chosen - set(dims) or len(chosen) != len(names):
+            raise SystemExit("make_vectors: init.lora_targets names a "
+                             "block that is not a dense or conv2d weight, "
+                             "or one twice")
+    out, Q = [], 0
+    for name, ent, _, _ in model_blocks(spec):
+        if name not in dims:
+            continue
+        k, d, first, last = dims[name]
+        if (name not in chosen) if chosen is not None else \
+                which == "head" and not last or which == "input" \
+                and not first:
+            continue
+        out.append((ent, k, d, Q, Q + r * d))
+        Q += r * (d + k)
+    return out, Q
+
+
+def lora_truncate_state(t, opt, i, dead):
+    """truncate_state of ref/algorithms/lora.c: client i's optimizer state
+    (OPT's momentum b, Adam's m and v) zeroed on the entries DEAD, the
+    adapter's ranks beyond r_i (HetLoRA)."""
+    key = (i if opt.lifetime == "client" else None, 0)
+    if opt.plain or key not in opt.sets:
+        return
+    for state in opt.sets[key][0], opt.sets[key][2]:
+        for p in dead:
+            if p in state:
+                state[p] = t.const(0.0)
+
+
 def lora_run(spec):
     """[(record key, [value per entry])] of low-rank adapters over a frozen
     W₀ (ref/algorithms/lora.c, notes-lora-pfedhn §1-3; Hu et al. 2022 eq.
-    (3); FFA-LoRA; HetLoRA) on the linear model or the identity mlp
-    (model_setup), plain SGD, every lora.* and hetlora.* switch; per
-    round, the participants in order:
+    (3); FFA-LoRA; HetLoRA) on the linear model, the identity mlp or a
+    layer list (model_setup; lora_targets), plain SGD, every lora.* and
+    hetlora.* switch; per round, the participants in order:
 
       merge     θ = W₀ with W_ij := W₀_ij + fl(s Σ_ρ B_iρ A_ρj), the sum
                 over ρ < r_i from 0 (pflref_lora_merge); s = fl(α/r), or
@@ -6285,24 +6566,30 @@ def lora_run(spec):
                 (FFA-LoRA: B alone); w = the merge of q at rank r
 
     An entry of q_k that is the constant 0 (zero padding) adds exactly 0
-    and is left out of the sums."""
-    alg = spec["algorithm"]
+    and is left out of the sums.  Batch normalisation: the frozen base's
+    running statistics are client i's own, in v_i (merge_client: θ takes
+    them), moved by each of its training passes (bn_moved) and kept in
+    v_i; w keeps init.w's."""
     hp, sw, _ = accepted(
         spec, "lora", ({"eta", "lora.r", "lora.alpha"},
                        {"hetlora.lambda", "hetlora.gamma", "hetlora.r_min"}),
         {"lora.method", "lora.targets", "lora.weights", "hetlora.weights",
-         "hetlora.scaling"}, what="plain SGD")
+         "hetlora.scaling"}, what="the lora and hetlora switches", opt=True,
+        bn=True)
     m = spec["model"]
     init = spec["init"]
-    if m["kind"] not in ("linear", "softmax", "mlp") or set(init) - {
-            "kind", "w", "lora", "lora_ranks"} or init["kind"] != "given":
+    if m["kind"] not in ("linear", "softmax", "mlp", "layers") \
+            or set(init) - {"kind", "w", "lora", "lora_ranks"} - (
+                {"lora_targets"} if m["kind"] == "layers" else set()) \
+            or init["kind"] != "given":
         raise SystemExit("make_vectors: a lora spec outside this replay "
-                         "(the linear, softmax or mlp model, a given w and "
-                         "q)")
+                         "(the linear, softmax or mlp model or a layer "
+                         "list, a given w and q)")
     method = sw.get("lora.method", "personal")
     het, ffa = method == "hetlora", method == "ffa"
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
+    buf = sorted(bn_buffers(spec))
     r = int(hp["lora.r"])
     targets, Q = lora_targets(spec, r)
     zero, one = t.const(0.0), t.const(1.0)
@@ -6318,6 +6605,24 @@ def lora_run(spec):
         raise SystemExit("make_vectors: init.lora has the wrong length")
     N = len(nk)
     rank = [int(x) for x in init.get("lora_ranks", [r] * N)]
+    # the client optimizer on the adapter's blocks lora_A, lora_B of each
+    # target (pflref_lora_blocks; FFA-LoRA's A masked: no step, no count),
+    # every block decayed (no bias, no split: lora_check refuses the
+    # scopes shared and personal)
+    opt = Optim(t, hp, sw, spec)
+    if sw.get("opt.decay_scope", "all") not in ("all", "weights"):
+        raise SystemExit("make_vectors: lora: opt.decay_scope shared or "
+                         "personal (the C refuses it)")
+    opt.blocks = [(list(range(o, o + n)), False, False)
+                  for _, k, d, oA, oB in targets
+                  for o, n, moves in ((oA, r * d, not ffa), (oB, k * r, True))
+                  if moves]
+    opt.lam = {p: t.const(hp.get("opt.weight_decay", 0.0))
+               for ent, _, _ in opt.blocks for p in ent}
+
+    def truncate_state(i, rk):
+        lora_truncate_state(t, opt, i, [
+            p for p, x in enumerate(truncate([one] * Q, rk)) if x is zero])
 
     def truncate(x, rk):
         x = list(x)
@@ -6328,8 +6633,12 @@ def lora_run(spec):
                     x[oB + i * r + p] = zero
         return x
 
-    def merge(x, rk):
+    def merge(x, rk, i=None):
+        """W₀ + s B A, with client I's running statistics (merge_client)
+        or, for the global model, W₀'s."""
         th = list(w0)
+        for p in buf if i is not None else ():
+            th[p] = vbuf[i][p]
         for ent, k, d, oA, oB in targets:
             for i in range(k):
                 for j in range(d):
@@ -6367,6 +6676,7 @@ def lora_run(spec):
         t.guards.append(("nonzero" if v[2] else "zero", [v], None))
         return v[2] != 0
 
+    vbuf = [{p: w0[p] for p in buf} for _ in range(N)]
     qi = [truncate(q, rank[i]) for i in range(N)]
     v = [merge(qi[i], rank[i]) for i in range(N)]
     out = []
@@ -6375,6 +6685,9 @@ def lora_run(spec):
         for j, i in enumerate(part):
             if method != "personal":
                 qi[i] = truncate(q, rank[i])
+            opt.begin()
+            if het:
+                truncate_state(i, rank[i])
             out.append((("client_begin", ri, i, 0, "q"), qi[i]))
             rk = rank[i]
             c = int(gamma * rk // 1) if gamma * rk == Fraction(gamma) * rk \
@@ -6385,7 +6698,10 @@ def lora_run(spec):
             before = tail_product(qi[i], c, rk) if reg else None
             x = qi[i]
             for st, batch in enumerate(rd["batches"][j]):
-                G = grad(i, merge(x, rk), batch)
+                th = merge(x, rk, i)
+                G = grad(i, th, batch)
+                th = bn_moved(grad, th)     # the base's r_μ, r_v, in v_i
+                vbuf[i] = {p: th[p] for p in buf}
                 gq = [zero] * Q
                 for ent, k, d, oA, oB in targets:
                     Gt = [G[e] for e in ent]
@@ -6423,11 +6739,17 @@ def lora_run(spec):
                                     e = oA + p * d + jj
                                     gq[e] = t.op(gq[e], "+", t.op(
                                         t.op(f, "*", x[e]), "/", nA))
-                x = list(x)
-                for _, k, d, oA, oB in targets:
+                if not opt.plain:           # the optimizer's step on ∇
+                    x = opt.step(i, x, gq, eta)
+                else:
+                    x = list(x)
+                for _, k, d, oA, oB in targets if opt.plain else ():
                     for e in range(oB if ffa else oA, oB + k * r):
                         if gq[e] is not zero:
                             x[e] = t.op(x[e], "-", t.op(eta, "*", gq[e]))
+                # on a layer list the exact adapters' degree grows with
+                # every step: carried (Trace.carry_long)
+                x = t.carry_long(x) if m["kind"] == "layers" else x
                 out.append((("step", ri, i, st + 1, "q"), x))
             if reg:
                 after = tail_product(x, c, rk)
@@ -6435,13 +6757,14 @@ def lora_run(spec):
                     t.guards.append(("lt", [after, before], None))
                     rank[i] = c
                     x = truncate(x, c)
+                    truncate_state(i, c)
                 else:
                     t.guards.append(("le", [before, after], None))
             if het:
                 out.append((("note", ri, i, None, "rank"),
                             [t.const(float(rank[i]))]))
             qi[i] = x
-            v[i] = merge(x, rank[i])
+            v[i] = merge(x, rank[i], i)
             out.append((("client_end", ri, i, None, "q"), x))
         if method == "personal":
             continue
@@ -6665,11 +6988,6 @@ def fedala_run(spec):
             s = x if s[0] == "0" and s[2] == 0 else t.op(s, "+", x)
         return s
 
-    def carry(x):                           # Trace.carried on long values
-        return [t.carried(xp) if xp[0] not in t.approx and max(
-            xp[2].numerator.bit_length(), xp[2].denominator.bit_length())
-            > SQRT_BITS else xp for xp in x]
-
     def diff(a, b):                         # fl(a − b); 0 when one double
         return zero if a[0] == b[0] else t.op(a, "-", b)
 
@@ -6684,7 +7002,7 @@ def fedala_run(spec):
         return below
 
     def ala(ri, i, batches, theta_t):       # ala and ala_pass of fedala.c
-        th_i = local[i] = carry(local[i])
+        th_i = local[i] = t.carry_long(local[i])
         hat = list(th_i)
         epochs = 0
         skip = ri == 0
@@ -6736,7 +7054,7 @@ def fedala_run(spec):
         return hat
 
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
-        theta_t = w = carry(w)
+        theta_t = w = t.carry_long(w)
         out.append((("round_begin", ri, None, None, "w"), theta_t))
         part = rd["clients"]
         outside = [i for i in range(N) if i not in part]
@@ -6767,7 +7085,7 @@ def fedala_run(spec):
         for j, i in enumerate(part):
             if not every:
                 local[i] = ala(ri, i, personal[j] if ri else None, theta_t)
-            local[i] = carry(local[i])
+            local[i] = t.carry_long(local[i])
             out.append((("client_begin", ri, i, 0, "theta_i"), local[i]))
             opt.begin()
             local[i] = sgd_steps(t, grad, i, local[i], rd["batches"][j],
@@ -6806,21 +7124,31 @@ def body_passes(t, lay, blocks, h):
     dΦ) pflref_model_body_grad_features, the body's entries (body_entries)
     of (1/nb) Σ_j J_j(x)ᵀ dΦ_j (mlp_dense_backward with α = fl(1/nb), or
     layers_backward from the body's outputs of the features call just
-    made at x on these rows: layers_body.c's body_cached)."""
+    made at x on these rows: layers_body.c's body_cached).  With batch
+    normalisation in the body, features(x, rows, train) is
+    pflref_model_features_mode (a training pass on the batch's statistics,
+    or with TRAIN false an evaluation pass on x's running statistics), and
+    body_grad pflref_model_body_grad_train: the body's training pass at x
+    again, then layers_backward from its outputs."""
     one = t.const(1.0)
     body = body_entries(blocks, lay)
     cache = []
+    bn = lay is not None and any(L["type"] in BN_LAYERS for L in lay)
 
-    def features(x, rows):
+    def features(x, rows, train=True):
         if lay is not None:
-            cache[:] = [layers_forward(t, lay[:-1], blocks, rows, x)]
+            cache[:] = [layers_forward(t, lay[:-1], blocks, rows, x,
+                                       train=train)]
             return cache[0][2]
         W1, b1, _, _ = mlp_parts(blocks, x)
         return mlp_affine(t, rows, W1, b1, h)
 
     def body_grad(x, rows, dPhi):
         if lay is not None:
-            ins, keep, _ = cache[0]
+            # with batch normalisation the body's training pass again
+            # (pflref_layers_body_grad_train), else the features call's
+            ins, keep, _ = layers_forward(t, lay[:-1], blocks, rows, x) \
+                if bn else cache[0]
             g = layers_backward(t, lay[:-1], blocks, x, ins, keep, dPhi,
                                 [None] * len(x))
             return [g[p] for p in body]
@@ -6836,7 +7164,8 @@ def body_term(t, g, body, c, gb):
     MOON's μ ∇ℓ_con; the head's term is 0, g_p + c·0 = g_p, left out)."""
     g = list(g)
     for p, gr in zip(body, gb):
-        g[p] = t.op(g[p], "+", t.op(c, "*", gr))
+        if gr is not None:              # a running statistic: none
+            g[p] = t.op(g[p], "+", t.op(c, "*", gr))
     return g
 
 
@@ -6855,7 +7184,13 @@ def fedproto_run(spec):
     dropout (the body f_i = (W1, b1), Φ = A; the head (W2, b2)), or the
     layer list dense, relu, dense (Φ = relu(A) by layers_forward, the
     body's gradient from dΦ back through the relu by layers_backward on
-    that pass, layers_body.c's cached body), every switch, the presets
+    that pass, layers_body.c's cached body), or a body of dense,
+    batchnorm1d, relu and tanh layers under a dense head (fedproto.c's
+    batch normalisation: Φ a training pass on the batch's statistics,
+    which moves v_i's r_μ, r_v once, bn_moved; the body's gradient from
+    dΦ through its training pass again; Eq. 4's features under trained an
+    evaluation pass on v_i's running statistics; body_passes), every
+    switch, the presets
     official (the authors' switches, torch SGD with momentum 0.5) and
     pfllib (PFLlib's, the decay counted in trainings), the steps decayed
     across rounds or not (Steps) and the client's optimizer (Optim, slot
@@ -6904,7 +7239,7 @@ def fedproto_run(spec):
         spec, "fedproto", {"eta", "fedproto.lambda"}, set(FEDPROTO_SWITCHES),
         (None, "official", "pfllib"),
         what="eta, fedproto.lambda, every fedproto switch, lr.schedule, "
-        "opt.*, the presets", lr=True, opt=True)
+        "opt.*, the presets", lr=True, opt=True, bn=True)
     # the presets (ref/engine/presets.c): the authors' and PFLlib's
     # switches; official's torch SGD with momentum 0.5, pfllib's decay
     # counted in trainings
@@ -6918,11 +7253,18 @@ def fedproto_run(spec):
         if sw.get(name, values[0]) not in values:
             raise SystemExit(f"make_vectors: fedproto: {name} = "
                              f"{sw[name]} is outside this replay")
-    lay = layer_list(m) if m.get("kind") == "layers" else None
-    if lay is not None and [L["type"] for L in lay] == ["dense", "relu",
-                                                        "dense"] \
+    lay = layer_list(m, bn=True, image=True) if m.get("kind") == "layers" \
+        else None
+    # the list dense, relu, dense, or a body of dense layers, batchnorm1d
+    # and relu or tanh under a dense head (fedproto.c's batch
+    # normalisation: the features' passes in training or evaluation mode)
+    if lay is not None and (
+            [L["type"] for L in lay] == ["dense", "relu", "dense"]
+            or any(L["type"] in BN_LAYERS for L in lay)
+            and {L["type"] for L in lay} <= {"dense", "relu", "tanh",
+                                             "batchnorm1d"}) \
             and lay[-1]["out"] > 1 and m.get("loss") == "cross_entropy":
-        m = {"kind": "mlp", "h": lay[0]["out"], "k": lay[-1]["out"],
+        m = {"kind": "mlp", "h": lay[-1]["in"], "k": lay[-1]["out"],
              "loss": "cross_entropy"}   # h and k of the layer list
     elif (m.get("kind"), m.get("activation", "relu")) != ("mlp",
                                                           "identity") \
@@ -6941,7 +7283,7 @@ def fedproto_run(spec):
         raise SystemExit("make_vectors: fedproto: the last round gives no "
                          "prototype (fedproto_check refuses the spec)")
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     N, h, K = len(nk), m["h"], m["k"]
     blocks = model_blocks(spec)
     body = body_entries(blocks, lay)
@@ -6982,6 +7324,9 @@ def fedproto_run(spec):
                 g = grad(i, x, batch)                       # L_S
                 rows = [X[s] for s in batch]
                 Phi = features(x, rows)                     # l. 3
+                # the features' training pass moves v_i's r_μ, r_v once:
+                # its statistics are the gradient pass's doubles
+                x = bn_moved(grad, x)
                 if during:
                     add_features(Phi, batch)
                 dPhi = [[t.op(c_R, "*", t.op(f, "-", cb))
@@ -6992,14 +7337,16 @@ def fedproto_run(spec):
                     g = body_term(t, g, body, lam,          # l. 4
                                   body_grad(x, rows, dPhi))
                 if opt.plain:                               # l. 5
-                    x = [t.op(xp, "-", t.op(eta, "*", gp))
+                    x = [xp if gp is None else
+                         t.op(xp, "-", t.op(eta, "*", gp))
                          for xp, gp in zip(x, g)]
                 else:
                     x = opt.step(i, x, g, eta)
                 out.append((("step", ri, i, q + 1, "v"), x))
             if not during:                                  # Eq. 4
-                idx = list(range(nk[i]))
-                add_features(features(x, [X[s] for s in idx]), idx)
+                idx = list(range(nk[i]))       # (evaluation mode, BN on
+                add_features(features(          # v_i's running statistics)
+                    x, [X[s] for s in idx], False), idx)
             C_i = []
             for y in range(K):
                 C_i.append([t.op(a, "/", t.const(float(n_C[y])))
@@ -7147,12 +7494,25 @@ def fedrod_run(spec):
     "w"; client_begin, step, client_end "w_local"; step "phi_P" after each
     l. 8; note "phi_P" per participant (its head after the round).  The
     balanced softmax's choice of the largest logit is a guard, as the
-    cross-entropy's (softmax_rows); the tests N_c > 0 are on constants."""
+    cross-entropy's (softmax_rows); the tests N_c > 0 are on constants.
+
+    Batch normalisation in a layer list's body (generic_step_bn,
+    personal_step_bn): l. 7's Z_G is the whole list's training pass at x
+    (pflref_model_outputs_train: layers_forward, the head a dgemm), g the
+    backward pass from E through it (pflref_model_grad_from_output:
+    layers_backward), that pass's statistics move x's r_μ, r_v (bn_move),
+    then x steps; l. 8 under after runs the training pass again at the new
+    x (Z_G, and a second move), then the training pass of x_P (the body
+    at the features' point, φ_P,i as the head), Z := Z_P + Z_G, E :=
+    softmax(Z) − Y, and g_P the head entries of the backward pass from E
+    through x_P's pass.  Under bn.aggregate = parameters_only (the preset
+    pfllib's) client i starts from w_t's parameters with its own r_μ,
+    r_v, and w_{t+1} takes the first uploader's."""
     hp, sw, preset = accepted(
         spec, "fedrod", {"eta"},
         {"fedrod.features", "fedrod.phi_p0", "bn.aggregate"},
         (None, "pfllib"), "eta, fedrod.features, fedrod.phi_p0, opt.*, "
-        "lr.*", lr=True, over=True, opt=True)
+        "lr.*", lr=True, over=True, opt=True, bn=True)
     lib = preset == "pfllib"
     after = sw.get("fedrod.features", "before" if lib else "after")
     generic = sw.get("fedrod.phi_p0", "generic" if lib else "zero")
@@ -7161,10 +7521,14 @@ def fedrod_run(spec):
         raise SystemExit("make_vectors: a fedrod switch outside this replay")
     after, generic = after == "after", generic == "generic"
     m = spec["model"]
-    lay = layer_list(m) if m.get("kind") == "layers" else None
-    if lay is not None and [L["type"] for L in lay] == ["dense", "relu",
-                                                        "dense"]:
-        m = dict(m, kind="mlp", activation="identity", h=lay[0]["out"],
+    lay = layer_list(m, bn=True, image=True) if m.get("kind") == "layers" \
+        else None
+    bnl = lay is not None and any(L["type"] in BN_LAYERS for L in lay)
+    if lay is not None and ([L["type"] for L in lay] == ["dense", "relu",
+                                                         "dense"]
+                            or bnl and {L["type"] for L in lay} <= {
+                                "dense", "relu", "tanh", "batchnorm1d"}):
+        m = dict(m, kind="mlp", activation="identity", h=lay[-1]["in"],
                  k=lay[-1]["out"])      # h and k of the layer list
     if m.get("kind") != "mlp" or m.get("activation", "relu") != "identity" \
             or m.get("loss", "cross_entropy") != "cross_entropy" \
@@ -7177,10 +7541,22 @@ def fedrod_run(spec):
                          "classes and the cross-entropy, labels among "
                          "them, no bn, dropout or split")
     t = Trace()
-    P, data, nk, _ = model_setup(t, spec)
+    P, data, nk, _ = model_setup(t, spec, bn=True)
     blocks = model_blocks(spec)
     at = {name: ent for name, ent, _, _ in blocks}
     h, k = m["h"], m["k"]
+    buf = bn_buffers(spec) if sw.get("bn.aggregate", "parameters_only"
+                                     if lib else "average") \
+        == "parameters_only" else set()
+    moving = bn_kinds(spec) and sw.get("bn.running", "update") == "update"
+    biased = sw.get("bn.running_var") == "biased"
+
+    def moved(x, keep):
+        """x with its r_μ, r_v moved by the training pass whose KEEP
+        layers_forward gave (pflref_bn_running_move), or x."""
+        return bn_move(t, blocks, [(L, kp) for L, kp in zip(lay, keep)
+                                   if L["type"] in BN_LAYERS], x, biased) \
+            if moving else x
     # the generic head's blocks: W2, b2, or the layer list's last dense
     # layer's NAME.weight, NAME.bias
     wn, bn = ("W2", "b2") if lay is None else \
@@ -7210,6 +7586,7 @@ def fedrod_run(spec):
     w = given_init(t, spec, P)
     phi = {i: [w[p] if generic else t.const(0.0) for p in head]
            for i in range(N)}
+    own = {i: w for i in range(N)}      # r_i: w⁰'s until i trains
     out = []
 
     def with_head(x, H):
@@ -7238,7 +7615,7 @@ def fedrod_run(spec):
         for j, i in enumerate(part):
             X, Yall = data[i]
             lg = [logs[int(n)] if n > 0 else None for n in counts[i]]
-            x = list(w)
+            x = bn_own(w, own, i, buf)
             out.append((("client_begin", ri, i, 0, "w_local"), x))
             eta = steps.of(eta0, ri, i)
             opt.begin()
@@ -7255,6 +7632,31 @@ def fedrod_run(spec):
                 if nb not in inv_of:
                     inv_of[nb] = t.op(one, "/", t.const(float(nb)))
                 inv = inv_of[nb]
+                if bnl:                 # generic_step_bn, personal_step_bn
+                    ins, kp, ZG = layers_forward(t, lay, blocks, rows, x)
+                    g = layers_backward(t, lay, blocks, x, ins, kp,
+                                        bsm_rows(t, ZG, Y, lg), [None] * P)
+                    x_prev = x
+                    x = opt.step(i, moved(x, kp), g, eta, 0)
+                    out.append((("step", ri, i, q + 1, "w_local"), x))
+                    point = x_prev
+                    if after:
+                        ins, kp, ZG = layers_forward(t, lay, blocks, rows, x)
+                        x = point = moved(x, kp)
+                    ph = phi[i]
+                    ins, kp, ZP = layers_forward(t, lay, blocks, rows,
+                                                 with_head(point, ph))
+                    Z = [[t.op(zp, "+", zg) for zp, zg in zip(rp, rg)]
+                         for rp, rg in zip(ZP, ZG)]
+                    gf = layers_backward(t, lay, blocks, with_head(point, ph),
+                                         ins, kp, softmax_rows(t, Z, Y),
+                                         [None] * P)
+                    x_P = opt_p.step(i, with_head(x, ph), with_head(
+                        [None] * P, [gf[p] for p in head]), eta, 1,
+                        lambda b, per: per)
+                    phi[i] = [x_P[p] for p in head]
+                    out.append((("step", ri, i, q + 1, "phi_P"), phi[i]))
+                    continue
                 # l. 7: the balanced softmax's gradient at x
                 Phi, fwd, W2, b2 = body(x, rows)
                 ZG = fedrod_head(t, Phi, W2, b2, k)
@@ -7294,7 +7696,10 @@ def fedrod_run(spec):
                 out.append((("step", ri, i, q + 1, "phi_P"), phi[i]))
             out.append((("client_end", ri, i, None, "w_local"), x))
             out.append((("note", ri, i, None, "phi_P"), phi[i]))
+            own[i] = x
             acc = accumulate(t, acc, t.exact_ratio(nk[i], n_S), x)
+        if buf:                         # the first uploader's r_μ, r_v
+            acc = bn_first_upload(acc, own, rd, part, buf)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
@@ -7346,15 +7751,18 @@ def moon_signal(t, z, a, b, tau):
 def moon_run(spec):
     """[(record key, [value per entry])] of a MOON run (Li, He, Song,
     CVPR 2021, Alg. 1 with eqs. (3)-(4); ref/algorithms/moon.c) on the
-    identity mlp (R_w = A, the body (W1, b1)) or a layer list of dense
-    and relu layers whose last layer is dense (R_w the output of the
-    layers before it, layers_forward; the body's gradient from dz back
-    through them by layers_backward on the pass at w_i: layers_body.c's
-    cached body), the cross-entropy or a squared loss, no batch
-    normalisation or dropout, the preset official (torch SGD, momentum
-    0.9, weight decay 1e-5, a new optimizer per local training), η's decay
-    (Steps) and the client optimizer (Optim, slot 0), in the C's order
-    (moon_round, local_step, contrastive_grad; X_b the batch's rows):
+    identity mlp (R_w = A, the body (W1, b1)) or a layer list of dense,
+    relu, tanh and batchnorm1d layers whose last layer is dense (R_w the
+    output of the layers before it, layers_forward; the body's gradient
+    from dz back through them by layers_backward on the pass at w_i:
+    layers_body.c's cached body, or with batch normalisation the body's
+    training pass again, body_passes), the cross-entropy or a squared
+    loss, no dropout, the presets official (torch SGD, momentum 0.9,
+    weight decay 1e-5, a new optimizer per local training) and pfllib
+    (lr.count = trainings, moon.passes = train, bn.aggregate =
+    parameters_only), η's decay (Steps) and the client optimizer (Optim,
+    slot 0), in the C's order (moon_round, local_step, contrastive_grad;
+    X_b the batch's rows):
 
       round start   w_t <- w; acc <- 0; n_S = Σ_{S_t} n_j
       party i       (the round's parties in the schedule's listed order)
@@ -7380,21 +7788,33 @@ def moon_run(spec):
     Records: round_begin and server "w"; client_begin, step and
     client_end "w_local"; final "v" (each party's w_i^{t−1}).  The relu
     decisions are layers_forward's guards, the cross-entropy's largest
-    logit softmax_rows'; the argument of exp is within a Taylor guard."""
+    logit softmax_rows'; the argument of exp is within a Taylor guard.
+    With batch normalisation z_glob and z_prev are evaluation passes on
+    their models' running statistics (moon.passes = train: training
+    passes), each step's training pass moves x's r_μ, r_v once before l.
+    19 (bn_moved), and under bn.aggregate = parameters_only party i starts
+    from w^t's parameters with its own r_μ, r_v and w^{t+1} takes the
+    first uploader's (bn_first_upload)."""
     m = spec["model"]
     hp, sw, preset = accepted(
-        spec, "moon", {"eta", "moon.mu", "moon.tau"}, set(),
-        (None, "official"),
-        what="eta, moon.mu, moon.tau, lr.schedule, opt.*, the preset "
-        "official; no batch normalisation", lr=True, opt=True)
+        spec, "moon", {"eta", "moon.mu", "moon.tau"},
+        {"moon.passes", "bn.aggregate"}, (None, "official", "pfllib"),
+        what="eta, moon.mu, moon.tau, lr.schedule, opt.*, the presets",
+        lr=True, opt=True, bn=True)
     if preset == "official":            # ref/engine/presets.c
         hp = dict({"opt.momentum": 0.9, "opt.weight_decay": 0.00001}, **hp)
-    lay = layer_list(m) if m.get("kind") == "layers" else None
+    if preset == "pfllib":
+        sw = dict({"lr.count": "trainings", "moon.passes": "train",
+                   "bn.aggregate": "parameters_only"}, **sw)
+    lay = layer_list(m, bn=True, image=True) if m.get("kind") == "layers" \
+        else None
     if lay is not None:
-        if any(L["type"] not in ("dense", "relu") for L in lay) \
+        if any(L["type"] not in ("dense", "relu", "tanh", "batchnorm1d")
+               for L in lay) \
                 or len(lay) < 2 or lay[-1]["type"] != "dense":
             raise SystemExit("make_vectors: moon: a layer list other than "
-                             "dense and relu layers ending in a dense one")
+                             "dense, relu, tanh and batchnorm1d layers "
+                             "ending in a dense one")
     elif (m.get("kind"), m.get("activation", "relu")) != ("mlp",
                                                           "identity") \
             or m.get("bn") or "dropout" in m:
@@ -7402,12 +7822,20 @@ def moon_run(spec):
                          "layer list of dense and relu layers, no bn or "
                          "dropout")
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=True)
     blocks = model_blocks(spec)
     body = body_entries(blocks, lay)
     eta0 = t.const(hp["eta"])
     mu, tau = t.const(hp["moon.mu"]), t.const(hp["moon.tau"])
     steps = Steps(t, hp, sw, False)
+    # batch normalisation: z_glob, z_prev from evaluation passes (or, under
+    # moon.passes = train, training passes); under bn.aggregate =
+    # parameters_only party i starts from w^t's parameters with its own
+    # r_μ, r_v (its previous model's), and w^{t+1} takes the first
+    # uploader's
+    passes = sw.get("moon.passes", "eval") == "train"
+    buf = bn_buffers(spec) \
+        if sw.get("bn.aggregate", "average") == "parameters_only" else set()
     opt = Optim(t, hp, sw, spec)
     features, body_grad = body_passes(t, lay, blocks, m.get("h"))
 
@@ -7420,7 +7848,7 @@ def moon_run(spec):
         n_S = sum(nk[i] for i in rd["clients"])
         for j, i in enumerate(rd["clients"]):
             X = data[i][0]
-            x = w_t
+            x = [prev[i][p] if p in buf else xp for p, xp in enumerate(w_t)]
             out.append((("client_begin", ri, i, 0, "w_local"), x))
             eta = steps.of(eta0, ri, i)
             opt.begin()
@@ -7432,15 +7860,19 @@ def moon_run(spec):
                 g = grad(i, x, batch)                       # l. 13
                 if mu[2] != 0:
                     rows = [X[s] for s in batch]
-                    z_glob = features(w_t, rows)            # l. 15
-                    z_prev = features(prev[i], rows)        # l. 16
+                    z_glob = features(w_t, rows, passes)    # l. 15
+                    z_prev = features(prev[i], rows, passes)  # l. 16
                     z = features(x, rows)                   # l. 14
                     dz = [moon_signal(t, zj, aj, bj, tau)   # l. 17
                           for zj, aj, bj in zip(z, z_glob, z_prev)]
                     g = body_term(t, g, body, mu,           # l. 18
                                   body_grad(x, rows, dz))
+                # w_i^t's training pass moves its r_μ, r_v once (l. 13's
+                # statistics, the doubles of l. 14's pass)
+                x = bn_moved(grad, x)
                 if opt.plain:                               # l. 19
-                    x = [t.op(xp, "-", t.op(eta, "*", gp))
+                    x = [xp if gp is None else
+                         t.op(xp, "-", t.op(eta, "*", gp))
                          for xp, gp in zip(x, g)]
                 else:
                     x = opt.step(i, x, g, eta)
@@ -7448,6 +7880,8 @@ def moon_run(spec):
             prev[i] = x
             out.append((("client_end", ri, i, None, "w_local"), x))
             acc = accumulate(t, acc, t.exact_ratio(nk[i], n_S), x)
+        if buf and rd["clients"]:   # the first uploader's r_μ, r_v
+            acc = bn_first_upload(acc, prev, rd, rd["clients"], buf)
         w = acc
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(rd["clients"])
@@ -7704,12 +8138,17 @@ def proved_bounds(name, t, goals, bounds=None):
         # fedfomo's equal_up_to: fl(|x − y|) against fl(τ max(|x|, |y|)),
         # each within a relative 2^-52 of its real value
         lo, hi = 1 - Fraction(1, 2 ** 52), 1 + Fraction(1, 2 ** 52)
-        if kind == "equal" and not (b[0] + b[1]) * hi <= Fraction(side) * (
-                max(abs(ex[0]), abs(ex[1])) - max(b)) * lo:
-            raise SystemExit(f"make_vectors: {name}: two equal values "
-                             f"{float(ex[0])} have the bounds {float(b[0]):.3g}"
-                             f" and {float(b[1]):.3g}, beyond τ = "
-                             f"{float(side):.3g} of their scale")
+        # equal: |fl(x̃ − ỹ)| <= (|x − y| + b_x + b_y)(1 + u) against
+        # fl(τ max(|x̃|, |ỹ|)) >= τ (max(|x|, |y|) − max b)(1 − u), x and y
+        # within SQRT_MARGIN of their Fractions where carried (Trace.sqrt)
+        mg = SQRT_MARGIN if any(r in t.approx for r, _, _ in vals) else 0
+        if kind == "equal" and not (abs(ex[0] - ex[1]) + b[0] + b[1]
+                                    + 2 * mg) * hi <= Fraction(side) * (
+                max(abs(ex[0]), abs(ex[1])) - max(b) - mg) * lo:
+            raise SystemExit(f"make_vectors: {name}: two values equal up to "
+                             f"τ, {float(ex[0])} and {float(ex[1])}, have the "
+                             f"bounds {float(b[0]):.3g} and {float(b[1]):.3g}, "
+                             f"beyond τ = {float(side):.3g} of their scale")
         gap = abs(ex[0] - ex[1]) - b[0] - b[1] - SQRT_MARGIN \
             if kind == "apart" else None
         if kind == "apart" and not (

@@ -50,7 +50,9 @@ written:
     sampling, APFL's output mixing, Per-FedAvg's variant on the mlp, and
     LoRA's method, targets and weights and HetLoRA's weights and scaling,
     each read as its default where a vector sets it; HetLoRA's
-    regulariser dropped; FedSim's preset lg_fedavg's split read as the
+    regulariser dropped; HetLoRA's optimizer state kept on the
+    truncated ranks (the Optim rules above and the running statistics
+    never moved are planted in LoRA's layer-list vectors too); FedSim's preset lg_fedavg's split read as the
     head; FedALA's skip rule, unit and ALA clients read as their defaults
     and its presets dropped; PFLEGO's θ weights, head step and server on
     the cross-entropy mlp, and Adam's b1, b2 and ε taken as their doubles
@@ -74,9 +76,15 @@ written:
     terms (evaluation mode's γ G / s); γ in the weight-decay group under
     opt.decay_scope = weights; the running statistics averaged where
     bn.aggregate = parameters_only keeps each client's own (FedAvg,
-    Ditto, FedProx, FedAlt), and the first participant's taken where the
-    schedule names the first upload; IFCA's evaluation-mode estimates as
-    training passes; FedDyn's ∇L_k and h updated on the running
+    Ditto, FedProx, FedAlt, pFedMe, FedFomo, FedAMP), FedFomo's distance and
+    mixture over every entry there, pFedMe's line 8 stepping the running
+    statistics (w_{i,r+1} not taking θ's), θ's running statistics not
+    moved by pFedMe's inner passes, and the first participant's taken
+    where the schedule names the first upload; IFCA's evaluation-mode
+    estimates, MOON's z_glob and z_prev and FedProto's trained prototypes
+    as training passes; MOON's preset pfllib dropped; FedRoD's
+    bn.aggregate = average over its preset pfllib read as the preset's
+    parameters_only; FedDyn's ∇L_k and h updated on the running
     statistics too; FedBN's BN blocks averaged.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
@@ -241,7 +249,8 @@ CASES = [
      after_init(lambda s: setattr(s, "mu", s.t.const(0.0))),
      ["optim/fedavg-momentum-pytorch", "optim/fedavg-momentum-classical",
       "scaffold/worked-linear-ii-momentum",
-      "optim/perfedavg-classical-shared-server-decay"]),
+      "optim/perfedavg-classical-shared-server-decay",
+      "lora/worked-layers-mlp-sgd-server"]),
     ("Optim: first step from a zero buffer", mv.Optim, "step",
      first_step_from_zero,
      ["optim/fedavg-momentum-pytorch", "optim/ifca-momentum-client"]),
@@ -276,11 +285,11 @@ CASES = [
      ["optim/fedavg-clip", "optim/local-clip-rational",
       "optim/ifca-nesterov-clip-server",
       "optim/apfl-pfllib-clip-momentum-client",
-      "optim/local-adamw-clip-step-server"]),
+      "optim/local-adamw-clip-step-server", "optim/lora-adamw-clip-client"]),
     ("Adam: no bias correction", mv.Trace, "pow",
      lambda orig, self, a, k: self.const(0.0),
      ["optim/fedavg-adamw", "optim/fedavg-adam-server",
-      "optim/ifca-adamw-client"]),
+      "optim/ifca-adamw-client", "lora/worked-layers-mlp-adam"]),
     ("AdamW: decay coupled", mv.Optim, "__init__",
      after_init(lambda s: setattr(s, "decoupled", False)),
      ["optim/fedavg-adamw", "optim/ditto-adamw-client-decay",
@@ -399,6 +408,9 @@ CASES = [
      ["lora/worked-mlp-hetlora-samples", "lora/worked-mlp-hetlora-uniform"]),
     ("HetLoRA: scaling = none", mv, "lora_run",
      switch_default("hetlora.scaling"), ["lora/worked-mlp-hetlora-uniform"]),
+    ("HetLoRA: the optimizer's state kept on the truncated ranks", mv,
+     "lora_truncate_state", lambda orig, t, opt, i, dead: None,
+     ["lora/worked-layers-mlp-sgd-server"]),
     ("HetLoRA: no regulariser", mv, "lora_run",
      hyper_dropped("hetlora.lambda"),
      ["lora/worked-hand-hetlora-prune", "lora/worked-mlp-hetlora"]),
@@ -431,17 +443,24 @@ CASES = [
      switch_default("fedproto.weights"), ["fedproto/mlp-uniform"]),
     ("FedRoD: features = after", mv, "fedrod_run",
      switch_default("fedrod.features"), ["fedrod/mlp-before"]),
+    ("batch norm: FedRoD's bn.aggregate = average over the preset pfllib "
+     "read as its parameters_only", mv, "fedrod_run",
+     switch_default("bn.aggregate"), ["fedrod/layers-bn-pfllib"]),
     ("FedRoD: phi_p0 = zero", mv, "fedrod_run",
      switch_default("fedrod.phi_p0"), ["fedrod/mlp-generic"]),
     ("FedRoD: the training labels' counts", mv, "fedrod_run",
      lambda orig, spec: orig(dict(spec, init={
          k: x for k, x in spec["init"].items() if k != "class_counts"})),
      ["fedrod/mlp-counts-pfllib"]),
-    ("MOON: no preset (official's momentum and decay dropped)", mv,
-     "moon_run",
+    ("MOON: no preset (official's momentum and decay, pfllib's training "
+     "passes and own statistics dropped)", mv, "moon_run",
      lambda orig, spec: orig(dict(spec, algorithm={
          k: x for k, x in spec["algorithm"].items() if k != "preset"})),
-     ["moon/layers-official"]),
+     ["moon/layers-official", "moon/layers-bn-pfllib"]),
+    ("batch norm: evaluation passes as training passes (MOON's z_glob and "
+     "z_prev, FedProto's trained prototypes)", mv, "layers_forward",
+     lambda orig, *a, **k: orig(*a, **dict(k, train=True)),
+     ["moon/layers-bn-paper", "fedproto/layers-bn-paper"]),
     ("MOON: z_prev as z_glob (no previous model)", mv, "moon_signal",
      lambda orig, t, z, a, b, tau: orig(t, z, a, a, tau),
      ["moon/mlp-paper", "moon/layers-official"]),
@@ -500,7 +519,10 @@ CASES = [
      ["layers/fedavg-bn2d-cnn-ce", "layers/fedavg-bn2d-cnn-biased"]),
     ("batch norm: the running statistics never moved", mv, "bn_move",
      lambda orig, t, blocks, stats, x, biased: list(x),
-     ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-ce-two-rounds"]),
+     ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-ce-two-rounds",
+      "lora/bn-fedavg-bn1d", "moon/layers-bn-paper",
+      "fedproto/layers-bn-paper", "fedrod/layers-bn-paper",
+      "optim/perfedavg-fo-bn-biased"]),
     ("batch norm: bn.running = frozen read as update", mv, "fedavg_run",
      switch_default("bn.running"), ["layers/fedavg-bn1d-mlp-frozen"]),
     ("batch norm: bn.running_var = biased read as unbiased", mv,
@@ -522,7 +544,25 @@ CASES = [
      ["layers/fedavg-bn1d-mlp-pfllib-keep",
       "layers/ditto-bn1d-mlp-pfllib-keep",
       "layers/fedprox-bn1d-mlp-pfllib-keep",
-      "layers/fedalt-bn1d-mlp-fedrep-keep"]),
+      "layers/fedalt-bn1d-mlp-fedrep-keep",
+      "layers/pfedme-bn1d-mlp-pfllib-keep",
+      "layers/fedfomo-bn1d-equal-zero-params",
+      "layers/fedamp-bn1d-mlp-keep", "fedrod/layers-bn-pfllib-keep"]),
+    ("batch norm: FedFomo's distance and mixture over every entry where "
+     "bn.aggregate = parameters_only", mv, "fedfomo_run",
+     switch_default("bn.aggregate"),
+     ["layers/fedfomo-bn1d-equal-zero-params"]),
+    ("batch norm: pFedMe's line 8 on the running statistics "
+     "(w_{i,r+1} not taking θ's)", mv, "bn_buffers",
+     lambda orig, spec: set() if spec["algorithm"]["name"] == "pfedme"
+     else orig(spec),
+     ["pfedme/layers-bn1d-mlp-update",
+      "optim/pfedme-classical-server-decay-bn-biased"]),
+    ("batch norm: θ's running statistics not moved by the inner loop's "
+     "passes", mv, "prox_inner",
+     lambda orig, *a, **k: orig(*a[:11]),
+     ["pfedme/layers-bn1d-mlp-update",
+      "optim/prox-classical-client-decay-eta-p-bn-biased"]),
     ("batch norm: the first upload's statistics as the first "
      "participant's", mv, "fedavg_run",
      lambda orig, spec: orig(dict(spec, schedule=dict(
