@@ -998,7 +998,6 @@ UNSCRIPTED = [
     "optim/fedrod-nesterov-clip-server-bn-frozen",
     "optim/perfedavg-fo-bn-biased",
     # LoRA on layer lists (lora_run), Gappa's search not yet run
-    "lora/worked-layers-mlp-fedavg",
     "lora/worked-layers-cnn-ffa",
     "lora/worked-layers-cnn-hetlora",
     "lora/worked-layers-mlp-adam",
@@ -6541,8 +6540,9 @@ def lora_run(spec):
     """[(record key, [value per entry])] of low-rank adapters over a frozen
     W₀ (ref/algorithms/lora.c, notes-lora-pfedhn §1-3; Hu et al. 2022 eq.
     (3); FFA-LoRA; HetLoRA) on the linear model, the identity mlp or a
-    layer list (model_setup; lora_targets), plain SGD, every lora.* and
-    hetlora.* switch; per round, the participants in order:
+    layer list (model_setup; lora_targets), plain SGD or the client
+    optimizer on the adapter's blocks (Optim), every lora.* and hetlora.*
+    switch; per round, the participants in order:
 
       merge     θ = W₀ with W_ij := W₀_ij + fl(s Σ_ρ B_iρ A_ρj), the sum
                 over ρ < r_i from 0 (pflref_lora_merge); s = fl(α/r), or
@@ -6633,12 +6633,12 @@ def lora_run(spec):
                     x[oB + i * r + p] = zero
         return x
 
-    def merge(x, rk, i=None):
-        """W₀ + s B A, with client I's running statistics (merge_client)
+    def merge(x, rk, who=None):
+        """W₀ + s B A, with client WHO's running statistics (merge_client)
         or, for the global model, W₀'s."""
         th = list(w0)
-        for p in buf if i is not None else ():
-            th[p] = vbuf[i][p]
+        for p in buf if who is not None else ():
+            th[p] = vbuf[who][p]
         for ent, k, d, oA, oB in targets:
             for i in range(k):
                 for j in range(d):
