@@ -763,8 +763,9 @@ LAYERS = [
 # and MOON (the body's features a training or an evaluation pass, its
 # gradient through the training pass again), FedRoD (the whole list's
 # training passes for z_G and z_P) and Per-FedAvg's FO and HF variants
-# (every pass moves w_{t−1}'s statistics); batchnorm2d (over each channel's H·W entries of
-# every sample) after a convolution under FedAvg and FedBN.
+# (every pass moves w_{t−1}'s statistics); batchnorm2d (over each
+# channel's H·W entries of every sample) after a convolution under FedAvg
+# and FedBN.
 BN = [
     "layers/fedavg-bn2d-cnn-ce",
     "layers/fedavg-bn2d-cnn-biased",

@@ -52,11 +52,12 @@ written:
     each read as its default where a vector sets it; HetLoRA's
     regulariser dropped; HetLoRA's optimizer state kept on the
     truncated ranks (the Optim rules above and the running statistics
-    never moved are planted in LoRA's layer-list vectors too); FedSim's preset lg_fedavg's split read as the
-    head; FedALA's skip rule, unit and ALA clients read as their defaults
-    and its presets dropped; PFLEGO's θ weights, head step and server on
-    the cross-entropy mlp, and Adam's b1, b2 and ε taken as their doubles
-    rather than the decimals the docs state; FedProto's distance, client prototypes and
+    never moved are planted in LoRA's layer-list vectors too); FedSim's
+    preset lg_fedavg's split read as the head; FedALA's skip rule, unit
+    and ALA clients read as their defaults and its presets dropped;
+    PFLEGO's θ weights, head step and server on the cross-entropy mlp,
+    and Adam's b1, b2 and ε taken as their doubles rather than the
+    decimals the docs state; FedProto's distance, client prototypes and
     weights, and FedRoD's features and initial personal head read as
     their defaults; FedRoD's given class counts dropped; MOON's preset
     official dropped, its z_prev taken as z_glob (no previous model) and
