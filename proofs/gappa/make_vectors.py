@@ -1002,7 +1002,6 @@ UNSCRIPTED = [
     "lora/worked-layers-cnn-ffa",
     "lora/worked-layers-cnn-hetlora",
     "lora/worked-layers-mlp-adam",
-    "lora/worked-layers-mlp-sgd-server",
     "optim/lora-adamw-clip-client",
     "lora/bn-fedavg-bn1d",
     "lora/bn-personal-bn1d-biased",
