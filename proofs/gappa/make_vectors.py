@@ -7848,7 +7848,7 @@ def moon_run(spec):
         n_S = sum(nk[i] for i in rd["clients"])
         for j, i in enumerate(rd["clients"]):
             X = data[i][0]
-            x = [prev[i][p] if p in buf else xp for p, xp in enumerate(w_t)]
+            x = bn_own(w_t, prev, i, buf)   # parameters_only: own r_μ, r_v
             out.append((("client_begin", ri, i, 0, "w_local"), x))
             eta = steps.of(eta0, ri, i)
             opt.begin()
