@@ -7270,9 +7270,10 @@ def fedproto_run(spec):
                                                           "identity") \
             or m.get("bn") or "dropout" in m or m.get("k", 1) < 2 \
             or m.get("loss", "cross_entropy") != "cross_entropy":
-        raise SystemExit("make_vectors: fedproto: not an identity mlp or "
-                         "a layer list dense, relu, dense with k > 1 and the "
-                         "cross-entropy, no bn or dropout")
+        raise SystemExit("make_vectors: fedproto: not an identity mlp (no "
+                         "bn or dropout), a layer list dense, relu, dense, "
+                         "or a body of dense, batchnorm1d, relu and tanh "
+                         "layers, with k > 1 and the cross-entropy")
     mse = sw.get("fedproto.distance") == "mse"
     during = sw.get("fedproto.client_protos") == "during_training"
     uniform = sw.get("fedproto.weights") == "uniform"
@@ -7537,9 +7538,10 @@ def fedrod_run(spec):
                 y != int(y) or not 0 <= y < m["k"]
                 for c in spec["problem"]["clients"] for y in c["y"]):
         raise SystemExit("make_vectors: fedrod's replay takes an identity "
-                         "mlp or a layer list dense, relu, dense with k > 1 "
-                         "classes and the cross-entropy, labels among "
-                         "them, no bn, dropout or split")
+                         "mlp (no bn or dropout), a layer list dense, relu, "
+                         "dense or a body of dense, batchnorm1d, relu and "
+                         "tanh layers, with k > 1 classes and the "
+                         "cross-entropy, labels among them, no split")
     t = Trace()
     P, data, nk, _ = model_setup(t, spec, bn=True)
     blocks = model_blocks(spec)
