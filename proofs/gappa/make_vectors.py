@@ -307,7 +307,20 @@ SPREAD = [
 # and MOON on the identity mlp (moon/mlp-paper: 2.56e-13 against 1.7e-13
 # at record 23), the cosine's gradient a_u/(‖z‖ ‖a‖) − sim z_u/‖z‖²
 # cancelling where z = R_{w_i}(x) stays near z_glob, its error then
-# scaled by p/τ, over three rounds.
+# scaled by p/τ, over three rounds; and FedFomo's batch normalisation
+# with τ = 0 and the distance over the parameters only
+# (layers/fedfomo-bn1d-equal-zero-params: 8.81e-13 against 5.78e-13 at
+# record 30); and FedFomo's preset pfllib with its downloads drawn
+# (fedfomo/worked-draws-pfllib-run: 1.85e-13 against 1.84e-13 at record
+# 76), its loss differences over a distance as in its siblings; and
+# FedPAC on the identity mlp (fedpac/mlp-paper: 2.27e-13 against 1.75e-13
+# at record 32; -mse: 3.13e-13 against 1.92e-13 there; -drawn: 1.02e-12
+# against 2.09e-13 there), round 0's QP solve, Gaussian elimination
+# dividing by its pivots, carried through the combined heads into round
+# 1's features; and FedPAC's weight exactly ε
+# (fedpac/mlp-boundary-alpha-eps: α_01 = 1/8 = ε, set to 0 by the strict
+# α > ε, whose proved bound, 3.61e-16, is not 0: the guard "eps" cannot
+# show the rounded α on ε's side).
 REPLAYED = [
     "perfedavg/worked-notes-4g-hf",
     "optim/scaffold-nesterov-clip-step-server",
@@ -346,6 +359,12 @@ REPLAYED = [
     "optim/local-adam-personal-client-bn-frozen",
     "layers/fedfomo-mlp-dropout-peers",
     "moon/mlp-paper",
+    "layers/fedfomo-bn1d-equal-zero-params",
+    "fedfomo/worked-draws-pfllib-run",
+    "fedpac/mlp-paper",
+    "fedpac/mlp-mse",
+    "fedpac/mlp-drawn",
+    "fedpac/mlp-boundary-alpha-eps",
 ]
 
 # APPLE's vectors (apple_run): the linear model, d = 2 with a bias, each
@@ -705,7 +724,7 @@ MOON = [
 # guard), with tanh (Trace.tanh: glibc's tanh within two ulps) and sigmoid
 # layers, under FedAvg, local training, Ditto, FedAlt, FedSim,
 # fine-tuning, CFL, FedFomo, IFCA, interpolation, Per-FedAvg's HF variant,
-# pFedHN and pFedMe.
+# pFedHN, pFedMe and APFL's output mixing (model_outputs).
 LAYERS = [
     "layers/local-deep-two-rounds",
     "layers/ditto-deep-two-rounds",
@@ -744,6 +763,7 @@ LAYERS = [
     "layers/pfedhn-mlp-dropout-linear-hn",
     "layers/ifca-mlp-dropout-estimate-train",
     "layers/perfedavg-mlp-dropout-exact",
+    "layers/apfl-deep-output-adaptive",
 ]
 
 # Batch normalisation (batchnorm1d in a layer list, or an mlp's own,
@@ -754,7 +774,10 @@ LAYERS = [
 # proximal terms, averaged with the rest or each client's own
 # (bn.aggregate = parameters_only), under FedAvg, local training, Ditto,
 # FedProx, fine-tuning, CFL, IFCA's model mode, interpolation, APFL's
-# preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II, FedDyn and
+# preset pfllib, FedAlt, FedSim, pFedHN, SCAFFOLD's option II (and its
+# preset pfllib: each client's own statistics, x's never moved), FedALA
+# (parameters only in ALA's range, its passes training or evaluation
+# passes), FedDyn and
 # FedBN (fedbn_run), FedFomo (its distance, equality test and mixture
 # over every entry or parameters() only), pFedMe (θ's passes move them,
 # w_{i,r+1} takes θ's; the preset pfllib's own r_i), pFedMe's inner
@@ -822,8 +845,15 @@ BN = [
     "optim/pfedhn-bn-frozen",
     "optim/scaffold-adam-client-bn-frozen",
     "optim/scaffold-adam-server-bn-biased",
+    "layers/scaffold-bn1d-mlp-pfllib-keep",
+    "fedala/layers-bn-ala-mode",
+    "fedala/layers-bn-eval-gap",
+    "fedala/layers-bn-pfllib",
+    "fedala/layers-bn-pfllib-run",
+    "optim/fedala-adam-personal-client-bn-frozen",
+    "optim/fedala-classical-shared-client-bn-biased",
+    "layers/fedfomo-bn1d-mlp-pfllib-keep",
     "layers/fedfomo-bn1d-equal-zero-buffers",
-    "layers/fedfomo-bn1d-equal-zero-params",
     "layers/fedfomo-bn1d-mlp-eval",
     "layers/fedfomo-bn1d-mlp-train",
     "optim/fedfomo-adam-personal-client-bn-biased",
@@ -893,6 +923,7 @@ UNSCRIPTED = [
     "layers/fedavg-cnn-inner-pad-squared",
     "layers/ditto-cnn-two-rounds",
     "layers/fedalt-cnn-fedrep-head",
+    "layers/apfl-deep-output-adaptive",
     # MOON's replay (moon_run), Gappa's search not yet run
     "moon/layers-official",
     "moon/layers-relu-kink",
@@ -969,7 +1000,6 @@ UNSCRIPTED = [
     # (fedproto_run), MOON (moon_run), FedRoD (fedrod_run) and Per-FedAvg's
     # FO variant (perfedavg_run), Gappa's search not yet run
     "layers/fedfomo-bn1d-equal-zero-buffers",
-    "layers/fedfomo-bn1d-equal-zero-params",
     "layers/fedfomo-bn1d-mlp-eval",
     "layers/fedfomo-bn1d-mlp-train",
     "optim/fedfomo-adam-personal-client-bn-biased",
@@ -1006,11 +1036,63 @@ UNSCRIPTED = [
     "lora/bn-fedavg-bn1d",
     "lora/bn-personal-bn1d-biased",
     "optim/lora-bn-frozen",
+    # batch normalisation under SCAFFOLD's preset pfllib (scaffold_run),
+    # FedALA (fedala_run) and FedFomo's preset pfllib (fedfomo_run),
+    # Gappa's search not yet run
+    "layers/scaffold-bn1d-mlp-pfllib-keep",
+    "fedala/layers-bn-ala-mode",
+    "fedala/layers-bn-eval-gap",
+    "fedala/layers-bn-pfllib",
+    "fedala/layers-bn-pfllib-run",
+    "optim/fedala-adam-personal-client-bn-frozen",
+    "optim/fedala-classical-shared-client-bn-biased",
+    "layers/fedfomo-bn1d-mlp-pfllib-keep",
+    # FedPAC's replay (fedpac_run), Gappa's search not yet run
+    "fedpac/layers-bn-paper",
+    "fedpac/layers-bn-pfllib",
+    "fedpac/layers-momentum-client",
+    "fedpac/layers-momentum-decay",
+    "fedpac/layers-paper",
+    "fedpac/layers-pfllib",
+    "fedpac/layers-pfllib-lr-trainings",
+    "fedpac/mlp-official",
+    "fedpac/mlp-official-run",
+    "optim/fedpac-adam-server",
+    "optim/fedpac-adamw-client-decay",
+    "optim/fedpac-bn-biased",
+    "optim/fedpac-bn-frozen",
+    "optim/fedpac-classical-client-decay",
+    "optim/fedpac-nesterov-clip-step-server",
+]
+
+# FedPAC (fedpac_run) on the identity mlp and layer lists of dense, relu
+# and batchnorm1d layers: the statistics V_i and h_i, the classifier's and
+# the body's phases with the alignment term, the centroids, and the
+# classifier weights of the QP by its KKT points (fedpac_qp: Gaussian
+# elimination with partial pivoting, each pivot, regularity test and KKT
+# test a guard), every switch, the presets and the optimizers.
+FEDPAC = [
+    "fedpac/layers-bn-paper",
+    "fedpac/layers-bn-pfllib",
+    "fedpac/layers-momentum-client",
+    "fedpac/layers-momentum-decay",
+    "fedpac/layers-paper",
+    "fedpac/layers-pfllib",
+    "fedpac/layers-pfllib-lr-trainings",
+    "fedpac/mlp-boundary-alpha-one",
+    "fedpac/mlp-official",
+    "fedpac/mlp-official-run",
+    "optim/fedpac-adam-server",
+    "optim/fedpac-adamw-client-decay",
+    "optim/fedpac-bn-biased",
+    "optim/fedpac-bn-frozen",
+    "optim/fedpac-classical-client-decay",
+    "optim/fedpac-nesterov-clip-step-server",
 ]
 
 # The families whose scripts are written as Gappa's search ends
 LATE = OPTIM_LATE + MLP + LORA + PFLEGO + FEDALA + FEDPROTO + FEDROD \
-    + MOON + LAYERS + BN
+    + MOON + LAYERS + BN + FEDPAC
 
 # The vectors whose run is these kernels alone: the replays above on the
 # quadratic or the linear model with constant step sizes or the decay of
@@ -1559,6 +1641,15 @@ class Trace:
             self.approx.add(r)
         return (r, x, abs(a[2]))
 
+    def neg(self, a):
+        """−a (a sign change: exact, no rounding)."""
+        r, x = self.fresh("r"), self.fresh("x")
+        self.lines.append(f"{r} = -{a[0]};")
+        self.lines.append(f"{x} = -{a[1]};")
+        if a[0] in self.approx:
+            self.approx.add(r)
+        return (r, x, -a[2])
+
     def equal_up_to(self, xs, ys, tau):
         """FedFomo's test θ_n = a up to rounding (equal_up_to of
         ref/algorithms/fedfomo.c: every |x_p − y_p| <= τ max(|x_p|, |y_p|)),
@@ -1928,7 +2019,8 @@ def softmax_rows(t, Z, Y):
     subtract_onehot): per row, m = the largest z_c (the first of equal
     ones: the replay requires the exact largest above every other by more
     than their two bounds, a guard "lt" each, so that the rounded
-    comparisons pick it too); e_c = exp(z_c − m) = exp(−fl(m − z_c))
+    comparisons pick it too, or, after it, equal to it as one double, a
+    guard "le": the C keeps the first); e_c = exp(z_c − m) = exp(−fl(m − z_c))
     (Trace.exp_neg; fl(z_c − m) = −fl(m − z_c)), 1 exactly at c = the
     largest; S = Σ_c e_c from c = 0; p_c = fl(e_c / S); p_y − 1.  The loss
     term log S − (z_y − m), which no gradient reads, is left out."""
@@ -1937,7 +2029,8 @@ def softmax_rows(t, Z, Y):
         top = max(range(len(z)), key=lambda c: (z[c][2], -c))
         for c in range(len(z)):
             if c != top:
-                t.guards.append(("lt", [z[c], z[top]], None))
+                t.guards.append(("lt" if c < top else "le",
+                                 [z[c], z[top]], None))
         e = [t.const(1.0) if c == top else
              t.exp_neg(t.op(z[top], "-", z[c])) for c in range(len(z))]
         S = e[0]
@@ -2622,17 +2715,16 @@ def bn_forward(t, L, at, w, rows, train):
 
 
 def bn_backward(t, L, at, w, kp, E, g):
-    """The training-mode backward pass of batch normalisation layer L
-    from the signal E = ∂ℓ/∂u (pflref_bn_backward, bn_channel_sums), per
+    """The backward pass of batch normalisation layer L after a training
+    pass, from the signal E = ∂ℓ/∂u (pflref_bn_backward, bn_channel_sums), per
     channel c over its entries e in bn_forward's order: S₁ = Σ_e G_e and
     S₂ = Σ_e G_e x̂_e from 0; g_γ = S₂ / nb, g_β = S₁ / nb (the buffers
     r_μ, r_v get none: their entries of g stay None); c_f = γ / (M s);
-    δ_e = c_f ((M G_e − S₁) − x̂_e S₂), the signal down (M = nb·HW).  An
-    evaluation-mode pass's backward is outside the replays."""
-    if not kp["train"]:
-        raise SystemExit("make_vectors: the backward pass of an "
-                         "evaluation-mode batch normalisation is outside "
-                         "the replays")
+    δ_e = c_f ((M G_e − S₁) − x̂_e S₂), the signal down (M = nb·HW).  After
+    an evaluation-mode pass (pflref_bn_backward_eval: the statistics r_μ,
+    r_v fixed, no gradient through them) g_γ, g_β as above and δ_e =
+    fl(fl(γ G_e) / s), s = √(r_v + ε), the forward pass's double (the
+    same operation on the same operands)."""
     n, C, HW, nb = L["name"], L["C"], L["HW"], len(E)
     gam = [w[p] for p in at[n + ".weight"]]
     M, xhat = t.const(float(nb * HW)), kp["xhat"]
@@ -2647,6 +2739,12 @@ def bn_backward(t, L, at, w, kp, E, g):
                 s2 = t.op(s2, "+", t.op(E[j][e], "*", xhat[j][e]))
         g[at[n + ".weight"][c]] = t.op(s2, "/", per)
         g[at[n + ".bias"][c]] = t.op(s1, "/", per)
+        if not kp["train"]:             # δ = fl(fl(γ G) / s)
+            for j in range(nb):
+                for e in ents:
+                    out[j][e] = t.op(t.op(gam[c], "*", E[j][e]), "/",
+                                     kp["s"][c])
+            continue
         cf = t.op(gam[c], "/", t.op(M, "*", kp["s"][c]))
         for j in range(nb):
             for e in ents:
@@ -2843,12 +2941,13 @@ def layers_loss(t, m, layers, blocks, X, Y, w, rows=None, masks=None,
 
 
 def model_outputs(t, spec, data):
-    """(outputs, backward) of the linear model or the identity mlp
-    (ref/models/outputs.c): outputs(k, x, batch) = the rows z_j
-    (linear_signal; mlp_forward's Z), backward(k, x, batch, E) = (1/nb)
-    Σ_j J_j(x)ᵀ E_j (pflref_model_grad_from_output: linear affine_grad
-    with α = fl(1/nb), linear_backward; mlp: the body forward at x, then
-    mlp_backward)."""
+    """(outputs, backward) of the linear model, the identity mlp or a
+    layer list without dropout (ref/models/outputs.c): outputs(k, x,
+    batch) = the rows z_j (linear_signal; mlp_forward's Z; layers_forward's
+    Z), backward(k, x, batch, E) = (1/nb) Σ_j J_j(x)ᵀ E_j
+    (pflref_model_grad_from_output: linear affine_grad with α = fl(1/nb),
+    linear_backward; mlp: the body forward at x, then mlp_backward; a
+    layer list: its forward pass at x again, then layers_backward)."""
     m = spec["model"]
     if m["kind"] == "linear":
         return (lambda k, x, batch: [[z] for z in linear_signal(
@@ -2856,10 +2955,26 @@ def model_outputs(t, spec, data):
                 lambda k, x, batch, E: linear_backward(
                     t, m, data[k][0], [e[0] for e in E], batch,
                     t.const(1.0)))
+    blocks = model_blocks(spec)
+    if m["kind"] == "layers":
+        lay = layer_list(m, image=True)
+        if any(L["type"] == "dropout" for L in lay):
+            raise SystemExit("make_vectors: outputs of a layer list with "
+                             "dropout")
+
+        def layer_outputs(k, x, batch):
+            return layers_forward(t, lay, blocks,
+                                  [data[k][0][j] for j in batch], x)[2]
+
+        def layer_backward(k, x, batch, E):
+            ins, keep, _ = layers_forward(t, lay, blocks,
+                                          [data[k][0][j] for j in batch], x)
+            return layers_backward(t, lay, blocks, x, ins, keep, E,
+                                   [None] * len(x))
+        return layer_outputs, layer_backward
     if m["kind"] != "mlp":
         raise SystemExit("make_vectors: outputs of a model other than the "
-                         "linear one or the identity mlp")
-    blocks = model_blocks(spec)
+                         "linear one, the identity mlp or a layer list")
 
     def outputs(k, x, batch):
         rows = [data[k][0][j] for j in batch]
@@ -3175,17 +3290,21 @@ class Optim:
                 d[p] = t.op(d[p], "*", coef)
         return d
 
-    def step(self, i, x, d, eta, slot=0, moving=None, eta_v=None):
+    def step(self, i, x, d, eta, slot=0, moving=None, eta_v=None,
+             entries=None):
         """Client i's step from x with the gradient d through its
         optimizer SLOT on the blocks MOVING selects (a predicate of (bias?,
         personal?); None: every block), with step size η, or ETA_V on the
         split's personal blocks (a torch optimizer with two parameter
-        groups: pflref_optim_step_groups); the new x.  The state counts
+        groups: pflref_optim_step_groups), or only on the blocks whose
+        entries are in ENTRIES (a mask of the algorithm's own: FedPAC's
+        head or body); the new x.  The state counts
         steps per block: a block keeps its count while it does not move."""
         t, mu, tau = self.t, self.mu, self.tau
         one, zero = t.const(1.0), t.const(0.0)
         blocks = [b for b in self.blocks
-                  if moving is None or moving(b[1], b[2])]
+                  if (moving is None or moving(b[1], b[2]))
+                  and (entries is None or b[0][0] in entries)]
         if self.clip:
             d = self.clipped(d, blocks)
         self.last_d = d             # clipped in place, as .grad is
@@ -4033,18 +4152,36 @@ def scaffold_run(spec):
     normalisation (option II, bn.aggregate = average) each gradient pass
     moves y's running statistics (bn_moved), which take no step and no
     shift, and the control variates and Δx run over every entry, the
-    running statistics' included, as the C's loops over P do."""
+    running statistics' included, as the C's loops over P do; under
+    bn.aggregate = parameters_only (the preset pfllib) y_i starts from
+    x's parameters and client i's own r_μ, r_v (bn_own), c_i⁺ keeps c_i
+    on them (Δc_i = 0 there: fl(c − c) = 0), and w's are the previous
+    x's (scaffold.bn_global = previous) or the first uploader's
+    (bn_first_upload)."""
     hp, sw, preset = accepted(spec, "scaffold", {"eta", "scaffold.eta_g"},
-                              {"scaffold.option", "scaffold.c_lr"},
+                              {"scaffold.option", "scaffold.c_lr",
+                               "bn.aggregate", "scaffold.bn_global"},
                               (None, "pfllib"), "eta and scaffold.eta_g, "
                               "option I or II", lr=True, opt=True, bn=True)
+    if preset == "pfllib":              # ref/engine/presets.c
+        sw = dict({"bn.aggregate": "parameters_only",
+                   "scaffold.bn_global": "previous"}, **sw)
     option_i = sw.get("scaffold.option", "II") == "I"
-    if bn_kinds(spec) and (option_i or preset == "pfllib"):
-        raise SystemExit("make_vectors: SCAFFOLD's option I or preset "
-                         "pfllib (bn.aggregate = parameters_only) on batch "
+    if bn_kinds(spec) and option_i:
+        raise SystemExit("make_vectors: SCAFFOLD's option I on batch "
                          "normalisation is outside the replays")
     initial = sw.get("scaffold.c_lr", "initial" if preset == "pfllib"
                      else "round") == "initial"
+    # bn.aggregate = parameters_only (scaffold.c's keep): y_i starts from
+    # x's parameters with client i's own r_μ, r_v (w⁰'s before it first
+    # trains) and keeps them after l. 11; c_i⁺ = c_i on them (PFLlib's
+    # control variates are over parameters() only); l. 17's x on them is
+    # the previous x's (scaffold.bn_global = previous) or the first
+    # uploader's
+    buf = bn_buffers(spec) \
+        if sw.get("bn.aggregate", "average") == "parameters_only" else set()
+    previous = sw.get("scaffold.bn_global", "first_upload") == "previous"
+    own = {}
     t = Trace()
     P, data, nk, grad = model_setup(t, spec, bn=True)
     N = len(nk)
@@ -4072,7 +4209,7 @@ def scaffold_run(spec):
         part = rd["clients"]
         inv_s = t.exact_ratio(1, len(part))
         for j, k in enumerate(part):
-            y = x
+            y = bn_own(x, own, k, buf) if buf else x
             out.append((("client_begin", ri, k, 0, "y"), y))
             eta = steps.of(eta0, ri, k)
             opt.begin()
@@ -4084,6 +4221,8 @@ def scaffold_run(spec):
                 y = opt.step(k, bn_moved(grad, y), g, eta)
                 out.append((("step", ri, k, q + 1, "y"), y))
             out.append((("client_end", ri, k, None, "y"), y))
+            if buf:
+                own[k] = y
             if option_i:
                 plus = grad(k, x, list(range(nk[k])))
             else:
@@ -4093,6 +4232,9 @@ def scaffold_run(spec):
                 plus = [t.op(t.op(a, "-", b), "+",
                              t.op(inv, "*", t.op(xp, "-", yp)))
                         for a, b, xp, yp in zip(c_i[k], c, x, y)]
+            if buf:                     # c_i⁺ = c_i on r_μ, r_v
+                plus = [c_i[k][p] if p in buf else v
+                        for p, v in enumerate(plus)]
             out.append((("client_end", ri, k, None, "c_i"), plus))
             dx = accumulate(t, dx, inv_s,
                             [t.op(yp, "-", xp) for yp, xp in zip(y, x)])
@@ -4100,6 +4242,10 @@ def scaffold_run(spec):
                             [t.op(a, "-", b) for a, b in zip(plus, c_i[k])])
             c_i[k] = plus
         w = [t.op(xp, "+", t.op(eta_g, "*", d)) for xp, d in zip(x, dx)]
+        if buf and previous:            # x's r_μ, r_v never move
+            w = [x[p] if p in buf else v for p, v in enumerate(w)]
+        elif buf and part:
+            w = bn_first_upload(w, own, rd, part, buf)
         out.append((("server", ri, None, None, "w"), w))
         frac = t.exact_ratio(len(part), N)
         c = [t.op(cp, "+", t.op(frac, "*", d)) for cp, d in zip(c, dc)]
@@ -5552,7 +5698,7 @@ def apple_run(spec):
     return t, out
 
 
-def fedfomo_choose(t, row, draw, ri, hp, sw):
+def fedfomo_choose(t, row, draw, ri, hp, sw, i=None):
     """Participant i's downloads of round RI chosen from its row of P (l.
     1; ref/algorithms/fedfomo.c choose_peers, pflref_fedfomo_select): G =
     the draw's order π sorted by descending P_{i,n}, ties to the lower id,
@@ -5561,14 +5707,18 @@ def fedfomo_choose(t, row, draw, ri, hp, sw):
     then slot c explores (the next unchosen id of π) when u_c < ε_t and
     fedfomo.selection is eps_greedy, else exploits (the next unchosen of
     G); M = the count of u, less one under fedfomo.M_counts = total with
-    the own upload a candidate.  ε_t = fl(ε₀ − fl(δ t)) from the spec's
-    doubles is the C's, and the replay requires u_c < ε_t to decide alike
-    for it and for the exact ε₀ − δ t."""
+    the own upload a candidate; under fedfomo.self = ranked participant I
+    joins π last, so that G ranks the whole row, P_{i,i} included.  ε_t =
+    fl(ε₀ − fl(δ t)) from the spec's doubles is the C's, and the replay
+    requires u_c < ε_t to decide alike for it and for the exact ε₀ − δ
+    t."""
     e0 = hp.get("fedfomo.epsilon0", 0.3)
     dl = hp.get("fedfomo.delta", 0.05)
     eps = e0 - dl * float(ri)                   # IEEE, as the C
     exact = Fraction(e0) - Fraction(dl) * ri
     order, u = draw["order"], draw["u"]
+    if sw.get("fedfomo.self") == "ranked":
+        order = list(order) + [i]
     M = len(u)
     if sw.get("fedfomo.M_counts", "others") == "total" \
             and sw.get("fedfomo.self", "included") == "included":
@@ -5600,8 +5750,9 @@ def fedfomo_run(spec):
     ref/algorithms/fedfomo.c) on the quadratic model or the linear model
     with a squared loss (model_setup), the downloads S_i^t given by the
     schedule (peers) or chosen at the round's start by the ε-greedy rule
-    or the top M from its draws (peer_draws, fedfomo_choose), every switch
-    but the own upload ranked:
+    or the top M from its draws (peer_draws, fedfomo_choose), every
+    switch and the preset pfllib (under fedfomo.self = ranked, C = S_i^t,
+    which may hold i, ranked with the others by its P_{i,i}):
 
       round start   θ_n^{t−1} <- θ_n for every n                  (l. 1)
       participant i a = φ_i (anchor = post_train: θ_i^{t−1}); L_a = L_i(a)
@@ -5644,19 +5795,26 @@ def fedfomo_run(spec):
 
     Adding a 0 (an entry of a weight or of P that is the constant 0) is
     exact and left out of the script."""
-    hp, sw, _ = accepted(
+    hp, sw, preset = accepted(
         spec, "fedfomo", ({"eta"}, {"fedfomo.val_batch",
                                     "fedfomo.equal_rtol", "fedfomo.epsilon0",
                                     "fedfomo.delta", "fedfomo.distance_eps"}),
         {"fedfomo.distance", "fedfomo.self", "fedfomo.anchor",
          "fedfomo.no_positive", "fedfomo.P_update", "fedfomo.P_init",
          "fedfomo.val_loss", "fedfomo.selection", "fedfomo.M_counts",
-         "fedfomo.val_mode", "bn.aggregate"},
-        what="eta, val_batch, equal_rtol, the ε-greedy choice", lr=True,
-        opt=True, bn=True)
-    if sw.get("fedfomo.self", "included") == "ranked":
-        raise SystemExit("make_vectors: a fedfomo spec outside this replay "
-                         "(the own upload ranked)")
+         "fedfomo.val_mode", "bn.aggregate"}, (None, "pfllib"),
+        what="eta, val_batch, equal_rtol, the ε-greedy choice, the preset "
+        "pfllib", lr=True, opt=True, bn=True)
+    if preset == "pfllib":              # ref/engine/presets.c
+        sw = dict({"fedfomo.distance": "l2", "fedfomo.selection": "topM",
+                   "fedfomo.P_update": "raw", "fedfomo.P_init": "identity",
+                   "fedfomo.anchor": "pre_train",
+                   "fedfomo.no_positive": "keep_current",
+                   "fedfomo.self": "ranked",
+                   "fedfomo.val_loss": "batch_mean",
+                   "lr.count": "trainings",
+                   "bn.aggregate": "parameters_only"}, **sw)
+        hp = dict({"fedfomo.distance_eps": 1e-5}, **hp)
     t = Trace()
     m = spec["model"]
     P, data, nk, grad = model_setup(t, spec, bn=True)
@@ -5763,7 +5921,7 @@ def fedfomo_run(spec):
     for ri, rd in enumerate(spec["schedule"]["rounds"]):
         prev = list(v)                                          # l. 1
         peers = rd.get("peers") or [
-            fedfomo_choose(t, aff[i], draw, ri, hp, sw)
+            fedfomo_choose(t, aff[i], draw, ri, hp, sw, i)
             for i, draw in zip(rd["clients"], rd.get("peer_draws", []))] \
             or [[]] * len(rd["clients"])
         for j, i in enumerate(rd["clients"]):
@@ -6819,11 +6977,18 @@ def fedala_units(spec, tensors):
     ref/algorithms/fedala.c): [[entries of a unit]], the output's first.
     A unit is a parameter tensor (fedala.p_unit = tensors) or a layer (a
     layer's weight and bias together: the linear model's w, b are one
-    layer; an mlp's W1, b1 and W2, b2 are two, same_layer)."""
+    layer; an mlp's W1, b1 and W2, b2 are two, same_layer; a layer list's
+    blocks NAME.weight, NAME.bias, one per NAME); the running statistics
+    (bn_buffers) are no parameters and in no unit."""
     units = []
     last = None
+    buf = bn_buffers(spec)
+    kind = spec["model"]["kind"]
     for name, ent, _, _ in reversed(model_blocks(spec)):
-        layer = name[-1] if spec["model"]["kind"] == "mlp" else ""
+        if ent[0] in buf:
+            continue
+        layer = name[-1] if kind == "mlp" else \
+            name.rsplit(".", 1)[0] if kind == "layers" else ""
         if tensors or not units or layer != last:
             units.append([])
         units[-1] += ent
@@ -6832,20 +6997,33 @@ def fedala_units(spec, tensors):
 
 
 def fedala_grad_loss(t, spec, data):
-    """grad_loss(k, x, batch, loss) = (g, F or None) of the linear model or
-    the identity mlp with a squared loss (pflref_model_grad with its loss,
+    """grad_loss(k, x, batch, loss) = (g, F or None) of the linear model,
+    the identity mlp or a layer list of dense, relu and batchnorm1d layers
+    with a squared loss (pflref_model_grad with its loss,
     ref/models/objective.c batch_loss, then the model's grad): the
     residuals r_j of the forward pass (linear_signal; mlp_forward's z_j −
     y_j), F = (Σ_j fl(h fl(r_j r_j)) from 0) / nb (pflref_residual_terms,
     h = 0.5 half_squared, 1 squared), computed only when LOSS; then g
-    from the same r_j (linear_backward; mlp: E_j = s r_j, mlp_backward)."""
+    from the same r_j (linear_backward; mlp: E_j = s r_j, mlp_backward;
+    a layer list: E_j = s r_j, layers_backward on the pass's outputs, with
+    TRAIN false the evaluation-mode backward of bn_backward)."""
     m = spec["model"]
     blocks = model_blocks(spec)
+    lay = layer_list(m, bn=True) if m["kind"] == "layers" else None
 
-    def grad_loss(k, x, batch, loss=False):
+    def grad_loss(k, x, batch, loss=False, train=True):
         X, Y = data[k]
         if m["kind"] == "linear":
             rs = linear_signal(t, m, X, x, batch, Y)
+        elif lay is not None:
+            # layers_forward, a training pass or (TRAIN false) an
+            # evaluation pass on x's running statistics (pflref_model_
+            # grad_eval); the statistics a training pass would move are
+            # discarded (ALA's model_t)
+            ins, keep, Z = layers_forward(t, lay, blocks,
+                                          [X[j] for j in batch], x,
+                                          train=train)
+            rs = [t.op(z[0], "-", Y[j]) for z, j in zip(Z, batch)]
         else:
             rows = [X[j] for j in batch]
             Phi, Z = mlp_forward(t, m, blocks, rows, x)
@@ -6861,6 +7039,9 @@ def fedala_grad_loss(t, spec, data):
             return linear_backward(t, m, X, rs, batch), F
         s = t.const(2.0 if m["loss"] == "squared" else 1.0)
         E = [[t.op(s, "*", r)] for r in rs]
+        if lay is not None:
+            return layers_backward(t, lay, blocks, x, ins, keep, E,
+                                   [None] * len(x)), F
         return mlp_backward(t, m, blocks, rows, x, Phi, E), F
     return grad_loss
 
@@ -6907,8 +7088,17 @@ def fedala_run(spec):
     round with one participant has acc = 0 + 1.0 Θ_i = Θ_i, the same
     double, so a Δ_p of one double minus itself is the constant 0, and
     with Δ_p = 0 the W step and Eq. (4) leave W_p and Θ_i,p as they are.
-    fedala.ala_mode and fedala.eval_gap act on batch normalisation only,
-    which these models have not.  The mlp's exact values grow in degree
+    On a layer list of dense, relu and batchnorm1d layers (under
+    bn.aggregate = parameters_only, the presets' and the only reading the
+    C takes) ALA's range holds parameters only: the units are parameter
+    tensors or the layers holding them (fedala_units), Θ̂_i's r_μ, r_v
+    are Θ_i's own, ALA's passes are training passes whose statistics
+    are discarded, or, under fedala.ala_mode = pfllib for a client whose
+    last training came before the last evaluation (fedala.eval_gap),
+    evaluation passes on Θ̂_i's r_μ, r_v (the backward pass through the
+    affine normalisation only, bn_backward); l. 16's steps move Θ_i's
+    statistics (sgd_steps), and Θ^t takes the first uploader's
+    (bn_first_upload).  The mlp's exact values grow in degree
     at every step: Θ^{t−1} and Θ_i, where their Fractions pass SQRT_BITS
     bits, are carried (Trace.carried) at each round's start, each ALA and
     each training; a run of dyadic values (worked/stop-boundary) keeps
@@ -6918,25 +7108,42 @@ def fedala_run(spec):
                          {"fedala.threshold", "fedala.k",
                           "fedala.max_epochs", "fedala.eval_gap"}),
         {"fedala.skip", "fedala.p_unit", "fedala.start",
-         "fedala.ala_clients", "fedala.ala_mode"},
+         "fedala.ala_clients", "fedala.ala_mode", "bn.aggregate"},
         (None, "official", "pfllib", "pfllib_run"),
         "α, η, s, p, the stop rule, every switch and the presets", lr=True,
-        opt=True, over=True)
+        opt=True, over=True, bn=True)
     m = spec["model"]
-    if m["kind"] not in ("linear", "mlp"):
+    if m["kind"] not in ("linear", "mlp", "layers") or m["kind"] == "mlp" \
+            and m.get("bn"):
         raise SystemExit("make_vectors: a fedala spec outside this replay "
-                         "(the linear model or the identity mlp)")
+                         "(the linear model, the identity mlp or a layer "
+                         "list)")
     pre = {"official": {"fedala.skip": "sum_first",
-                        "fedala.p_unit": "tensors", "fedala.start": "own"},
+                        "fedala.p_unit": "tensors", "fedala.start": "own",
+                        "bn.aggregate": "parameters_only"},
            "pfllib": {"fedala.skip": "sum_first", "fedala.p_unit": "tensors",
                       "fedala.start": "own", "lr.count": "trainings",
-                      "fedala.ala_mode": "pfllib"},
+                      "fedala.ala_mode": "pfllib",
+                      "bn.aggregate": "parameters_only"},
            "pfllib_run": {"fedala.skip": "sum_first",
                           "fedala.p_unit": "tensors", "fedala.start": "own",
                           "lr.count": "trainings",
                           "fedala.ala_clients": "all",
-                          "fedala.ala_mode": "pfllib"}}.get(preset, {})
+                          "fedala.ala_mode": "pfllib",
+                          "bn.aggregate": "parameters_only"}}.get(preset, {})
     sw = dict(pre, **sw)
+    if m["kind"] == "layers" and (
+            any(L["type"] not in ("dense", "relu", "batchnorm1d")
+                for L in layer_list(m, bn=True))
+            or layer_list(m, bn=True)[-1].get("out") != 1
+            or m.get("loss") not in ("squared", "half_squared")
+            or bn_kinds(spec) and sw.get("bn.aggregate", "average")
+            != "parameters_only"):
+        raise SystemExit("make_vectors: a fedala layer list other than "
+                         "dense, relu and batchnorm1d layers with one "
+                         "output and a squared loss, or batch "
+                         "normalisation without "
+                         "bn.aggregate = parameters_only (fedala_check)")
     sum_first = sw.get("fedala.skip", "first_round") == "sum_first"
     tensors = sw.get("fedala.p_unit", "layers") == "tensors"
     own = sw.get("fedala.start", "round2") == "own"
@@ -6945,16 +7152,26 @@ def fedala_run(spec):
               "fedala.p_unit": ("layers", "tensors"),
               "fedala.start": ("round2", "own"),
               "fedala.ala_clients": ("participants", "all"),
-              "fedala.ala_mode": ("train", "pfllib")}
+              "fedala.ala_mode": ("train", "pfllib"),
+              "bn.aggregate": ("average", "parameters_only")}
     if any(sw.get(k, v[0]) not in v for k, v in values.items()):
         raise SystemExit("make_vectors: a fedala switch's value outside "
                          "this replay")
     K = int(hp.get("fedala.k", 10))
     cap_start = int(hp.get("fedala.max_epochs", 1000))
     t = Trace()
-    P, data, nk, grad = model_setup(t, spec)
+    P, data, nk, grad = model_setup(t, spec, bn=m["kind"] == "layers")
     N = len(nk)
     grad_loss = fedala_grad_loss(t, spec, data)
+    # batch normalisation (bn.aggregate = parameters_only): r_μ, r_v are
+    # outside ALA's range, Θ̂_i's are Θ_i's own; Θ^t's the first
+    # uploader's.  Under fedala.ala_mode = pfllib the passes of a client
+    # whose last training came before the last evaluation (the rounds 0,
+    # g, 2g, ...: ala_in_eval) run in evaluation mode
+    buf = bn_buffers(spec)
+    gap = int(hp.get("fedala.eval_gap", 1))
+    pfllib_mode = sw.get("fedala.ala_mode", "train") == "pfllib"
+    trained = [0] * N                       # the last round trained + 1
     units = fedala_units(spec, tensors)
     p = int(hp["fedala.p"])
     if (not tensors and p == 0) or p > len(units) or p < 0:
@@ -6966,7 +7183,8 @@ def fedala_run(spec):
     for unit in units[:p]:
         for q in unit:
             in_range[q] = True
-    first = model_blocks(spec)[0][1]        # the first parameter tensor
+    first = next(ent for _, ent, _, _ in model_blocks(spec)
+                 if ent[0] not in buf)      # the first parameter tensor
     alpha = t.const(hp["eta"])
     eta = t.const(hp["fedala.eta"])
     thr = t.const(hp.get("fedala.threshold", 0.1))
@@ -7018,6 +7236,8 @@ def fedala_run(spec):
         if not skip:
             Wi = W[i]
             for q in range(P):              # l. 15, Eq. (4)
+                if q in buf:                # r_μ, r_v: Θ_i's own
+                    continue
                 if not in_range[q]:
                     hat[q] = theta_t[q]
                     continue
@@ -7028,10 +7248,15 @@ def fedala_run(spec):
             start = not started[i] if own else ri == 1
             cap = cap_start if start else 1
             losses = []
+            # ala_in_eval: the last evaluation g ⌊(t − 1)/g⌋ after the
+            # client's last training
+            ev = pfllib_mode and ri > 0 and \
+                gap * ((ri - 1) // gap) + 1 > trained[i]
             while epochs < cap:
                 for b, batch in enumerate(batches):
                     last = b == len(batches) - 1
-                    g, F = grad_loss(i, hat, batch, start and last)
+                    g, F = grad_loss(i, hat, batch, start and last,
+                                     not ev)
                     if F is not None:
                         losses.append(F)
                     for q in range(P):
@@ -7097,9 +7322,13 @@ def fedala_run(spec):
             else:                           # l. 18
                 acc = accumulate(t, acc, t.exact_ratio(nk[i], m_t),
                                  local[i])
+        if buf and part:                    # the first uploader's r_μ, r_v
+            acc = bn_first_upload(acc, local, rd, part, buf)
         w = acc if acc is not None else [zero] * P
         out.append((("server", ri, None, None, "w"), w))
         steps.round_end(part)
+        for i in part:
+            trained[i] = ri + 1
     for i in range(N):
         out.append((("final", None, i, None, "v"), v[i]))
     return t, out
@@ -7892,6 +8121,473 @@ def moon_run(spec):
     return t, out
 
 
+# FedPAC's quadratic programme (ref/algorithms/fedpac_qp.c): the
+# tolerances of its tests (FEDPAC_PIVOT_RTOL, FEDPAC_KKT_RTOL,
+# ref/algorithms/fedpac_qp.h), each 2^-40
+FEDPAC_RTOL = Fraction(1, 2 ** 40)
+
+
+def fedpac_ops(t):
+    """(mul, sub, div) of the C's doubles with IEEE 754's exact cases
+    written as such, so that no rounding is modelled for them: a product
+    with a constant 0 is 0 and with a constant 1 the other operand; a
+    difference from a constant 0 the other operand or its negation
+    (Trace.neg), of one double from itself 0; a quotient of a constant 0
+    is 0 and by a constant 1 the dividend."""
+    zero = t.const(0.0)
+
+    def one(a):
+        return a[0] == a[1] and a[2] == 1
+
+    def mul(a, b):
+        if is_zero(a) or is_zero(b):
+            return zero
+        if one(a):
+            return b
+        return a if one(b) else t.op(a, "*", b)
+
+    def sub(a, b):
+        if is_zero(b):
+            return a
+        if a[0] == b[0]:
+            return zero
+        return t.neg(b) if is_zero(a) else t.op(a, "-", b)
+
+    def div(a, b):
+        if is_zero(a):
+            return zero
+        return a if one(b) else t.op(a, "/", b)
+    return mul, sub, div
+
+
+def fedpac_solve(t, B, z):
+    """solve of ref/algorithms/fedpac_qp.c on the bordered system B z = z
+    (lists of traced values, copied): Gaussian elimination with partial
+    pivoting, the lowest row on a tie, the pivot's row taken as the C's
+    test `fabs(B[r][c]) > fabs(B[piv][c])` picks it, decided by the
+    exact values, each other row a guard "order" on the magnitudes (Trace.
+    abs: strictly below the pivot's by more than both bounds, or, after
+    it, equal with both bounds 0); the regularity test |pivot| > 2^-40
+    max |B| on the exact values, a guard "pivot" (the rounded pivot passes
+    it too) or, when it fails, "singular" (every rounded entry of the
+    column fails it).  The entry B[r][c] that the elimination leaves
+    about 0 is never read again and is not computed.  None when singular,
+    else z."""
+    mul, sub, div = fedpac_ops(t)
+    n = len(z)
+    B, z = [list(r) for r in B], list(z)
+    init = [u for r in B for u in r if not is_zero(u)]
+    big = max(abs(u[2]) for u in init)
+    for c in range(n):
+        col = [B[r][c] for r in range(c, n)]
+        piv = c + max(range(len(col)), key=lambda q: (abs(col[q][2]), -q))
+        if not abs(B[piv][c][2]) > FEDPAC_RTOL * big:
+            t.guards.append(("singular", [u for u in col if not is_zero(u)]
+                             + init, len([u for u in col
+                                          if not is_zero(u)])))
+            return None
+        for r in range(c, n):
+            if r != piv:
+                t.guards.append(("order", [t.abs(B[r][c]),
+                                           t.abs(B[piv][c])],
+                                 "tie" if r > piv else None))
+        t.guards.append(("pivot", [B[piv][c]] + init, None))
+        B[c], B[piv] = B[piv], B[c]
+        z[c], z[piv] = z[piv], z[c]
+        for r in range(c + 1, n):
+            f = div(B[r][c], B[c][c])
+            for u in range(c + 1, n):
+                B[r][u] = sub(B[r][u], mul(f, B[c][u]))
+            z[r] = sub(z[r], mul(f, z[c]))
+    for c in range(n - 1, -1, -1):
+        for u in range(c + 1, n):
+            z[c] = sub(z[c], mul(B[c][u], z[u]))
+        z[c] = div(z[c], B[c][c])
+    return z
+
+
+def fedpac_qp(t, Q):
+    """α of pflref_fedpac_qp (ref/algorithms/fedpac_qp.c, Alg. 1 l. 13)
+    on the m × m matrix Q (traced values): the supports S by size, then
+    by Σ_{j∈S} 2^j; for each the bordered system [Q_SS 1; 1ᵀ 0] [α_S; μ]
+    = [0; 1] (fedpac_solve), then kkt_point's tests in its order, each
+    decided by the C's rule on the exact values and a guard that the
+    rounded value takes the same branch ("sign": α_a < −2^-40 rejects the
+    support, α_a > 2^-40 is kept, else set to 0; "kkt": fl((Qα)_j + μ) <
+    −2^-40 max |Q| rejects it, (Qα)_j summed from 0 in c order); the
+    first support that passes every test is the answer."""
+    mul, _, _ = fedpac_ops(t)
+    m = len(Q)
+    zero, one = t.const(0.0), t.const(1.0)
+    entries = [u for r in Q for u in r if not is_zero(u)]
+    qmax = max(abs(u[2]) for u in entries)
+    for size in range(1, m + 1):
+        for S in range(1, 1 << m):
+            if bin(S).count("1") != size:
+                continue
+            idx = [j for j in range(m) if S >> j & 1]
+            B = [[Q[a][c] for c in idx] + [one] for a in idx]
+            B.append([one] * len(idx) + [zero])
+            z = fedpac_solve(t, B, [zero] * len(idx) + [one])
+            if z is None:
+                continue
+            mu, alpha, ok = z[-1], [zero] * m, True
+            for a, j in enumerate(idx):
+                za = z[a]
+                side = "reject" if za[2] < -FEDPAC_RTOL else \
+                    "keep" if za[2] > FEDPAC_RTOL else "zero"
+                t.guards.append(("sign", [za], side))
+                if side == "reject":
+                    ok = False
+                    break
+                alpha[j] = za if side == "keep" else zero
+            for j in range(m):
+                if not ok or j in idx:
+                    continue
+                qa = zero
+                for c in range(m):
+                    qa = acc_add(t, qa, mul(Q[j][c], alpha[c]))
+                s = acc_add(t, qa, mu)
+                side = "reject" if s[2] < -FEDPAC_RTOL * qmax else "pass"
+                t.guards.append(("kkt", [s] + entries, side))
+                ok = side == "pass"
+            if ok:
+                return alpha
+    raise SystemExit("make_vectors: fedpac: no support passes the KKT "
+                     "tests in exact arithmetic")
+
+
+# FedPAC's switches (ref/algorithms/fedpac.c) with the paper's values first
+FEDPAC_SWITCHES = {"fedpac.distance": ("squared_l2", "mse"),
+                   "fedpac.alpha_small": ("exact", "renormalised", "raw"),
+                   "fedpac.missing": ("none", "own_start"),
+                   "fedpac.centroid_weights": ("class_counts", "uniform"),
+                   "bn.aggregate": ("average", "parameters_only")}
+
+
+def fedpac_run(spec):
+    """[(record key, [value per entry])] of a FedPAC run (Xu, Tong, Huang,
+    ICLR 2023, Alg. 1 as docs/algorithms/fedpac.md rebuilds it;
+    ref/algorithms/fedpac.c) on the identity mlp with k > 1 and the
+    cross-entropy, no bn or dropout (the body θ = (W1, b1), f_θ(x) = A;
+    the head φ = (W2, b2)), or a layer list of dense, relu, tanh and
+    batchnorm1d layers ending in a dense one (f_θ(x) the output of the
+    layers before it, layers_forward; the body's gradient from ∂R/∂f back
+    through them, body_passes), every switch, the presets official,
+    official_run (torch SGD, momentum 0.5, weight decay 5e-4) and pfllib,
+    η's and η_φ's decay (Steps) and the client optimizers (Optim, slot 0
+    the classifier's, slot 1 the body's), in the C's order (fedpac_round;
+    X_b the batch's rows, d the features, K the classes):
+
+      round start   w_t <- w; C_sum, W_sum, N_new <- 0
+      client i      (the round's clients in the schedule's listed order)
+                    x <- v_i with θ^(t) on the body's entries (its own
+                    r_μ, r_v under bn.aggregate = parameters_only); η, η_φ
+                    of its update (Steps); the optimizers' begin
+                    l. 5 (statistics): f of all of D_i at x in index
+                      order (one features call; batch normalisation in
+                      evaluation mode), then class_sums: per sample r, per
+                      u, C[y][u] += f_u, S2[y] += fl(f_u f_u) (from 0),
+                      n_C[y] += 1; C[y][u] = fl(C[y][u] / n_C[y]) where
+                      n_C[y] > 0; per class k: p = fl(n_C[k] / n_i), h_k,u
+                      = fl(p C[k][u]), mu2 = Σ_u fl(C[k][u] C[k][u]) from
+                      0, and where n_C[k] > 0, V <- V + fl(fl(p fl(S2[k] /
+                      n_C[k])) − fl(fl(p p) mu2)) (from 0); V_i = fl(V /
+                      n_i)
+                    per batch q (local_update):
+                      q < τ_φ (l. 6): g = ∇ mean ℓ at x (model_setup's
+                        gradient; its head entries are those of
+                        pflref_model_grad_blocks' head gradient)
+                      else (l. 7, body_grad): g the same; f := the
+                        batch's features (a training pass); ∂R/∂f_r =
+                        c fl(f_r − c_y), c = 2 (fl(2/d) under mse) when y
+                        has a centroid (N_bar[y] > 0: c_y = C_bar[y]) or,
+                        under own_start from round 1 on, toward C[y] of
+                        l. 5, else 0; when some c ≠ 0 and λ ≠ 0, g_p <- g_p
+                        + fl(λ g_R,p) on the body (body_passes' body_grad:
+                        with batch normalisation its training pass again)
+                      the step's training pass moves r_μ, r_v (bn_moved)
+                      the phase's entries step: x_p <- x_p − fl(η_φ g_p)
+                        on the head (l. 6) or fl(η g_p) on the body's
+                        parameters (l. 7), or the optimizer of slot 0 or 1
+                        on its blocks
+                    l. 8 (centroids): the class means C of f at the
+                      trained x (class_sums, evaluation mode); per class
+                      k with n_C[k] > 0: C_sum[k] += fl(a C[k][u]), W_sum
+                      += a, N_new += 1, a = n_C[k] (or 1 under
+                      centroid_weights = uniform)
+                    l. 11: acc_p <- acc_p + fl(fl(n_i / n_S) x_p) on the
+                      body's entries (from 0); under parameters_only the
+                      first uploader's r_μ, r_v
+      l. 12         N_bar <- N_new; C_bar[k] = fl(C_sum[k] / W_sum[k])
+                    where N_new[k] > 0, else 0
+      ll. 13-14     per client a of the round: Q[j][c] = [j = c] V_j + Σ_u
+                    fl(fl(h_a,u − h_j,u) fl(h_a,u − h_c,u)) from V_j or 0
+                    (qp_matrix); α = fedpac_qp(Q); fedpac.alpha_small:
+                    α_j <- 0 where not α_j > ε (a guard "eps"), then
+                    (renormalised) α_j <- fl(α_j / Σ α) (the sum from 0 in
+                    order); φ_a,u = Σ_j fl(α_j φ_j,u) from 0 over the
+                    heads after l. 6 (combine_heads); every φ_a written
+                    once all are found
+      server        w <- acc with w_t's head; every v_i's body <- w (not
+                    its own r_μ, r_v)
+
+    Records: round_begin and server "w"; client_begin, step and
+    client_end "v"; notes "V", "h", "C", "n_C", "alpha_i" (by client id, 0
+    elsewhere) and "phi" per client, "C_bar" and "N_bar" per round;
+    final "v".  The QP's branches are fedpac_qp's guards, the relu's
+    layers_forward's, the softmax's largest logit softmax_rows'."""
+    m = spec["model"]
+    hp, sw, preset = accepted(
+        spec, "fedpac", ({"eta", "fedpac.lambda", "fedpac.eta_phi",
+                          "fedpac.tau_phi"}, {"fedpac.alpha_eps"}),
+        set(FEDPAC_SWITCHES), (None, "official", "official_run", "pfllib"),
+        what="eta, fedpac.lambda, fedpac.eta_phi, fedpac.tau_phi, "
+        "fedpac.alpha_eps, every fedpac switch, lr.schedule, opt.*, the "
+        "presets", lr=True, opt=True, bn=True)
+    # the presets (ref/engine/presets.c)
+    if preset in ("official", "official_run"):
+        sw = dict({"fedpac.distance": "mse",
+                   "fedpac.alpha_small": "renormalised",
+                   "fedpac.missing": "own_start"}, **sw)
+    if preset == "official_run":
+        hp = dict({"opt.momentum": 0.5, "opt.weight_decay": 0.0005}, **hp)
+    if preset == "pfllib":
+        sw = dict({"fedpac.distance": "mse", "fedpac.alpha_small": "raw",
+                   "fedpac.centroid_weights": "uniform",
+                   "lr.count": "trainings",
+                   "bn.aggregate": "parameters_only"}, **sw)
+    for name, values in FEDPAC_SWITCHES.items():
+        if sw.get(name, values[0]) not in values:
+            raise SystemExit(f"make_vectors: fedpac: {name} = {sw[name]} "
+                             "is outside this replay")
+    if sw.get("opt.decay_scope", "all") in ("shared", "personal"):
+        raise SystemExit("make_vectors: fedpac: opt.decay_scope over a "
+                         "split (FedPAC has none)")
+    lay = layer_list(m, bn=True, image=True) if m.get("kind") == "layers" \
+        else None
+    if lay is not None:
+        if any(L["type"] not in ("dense", "relu", "tanh", "batchnorm1d")
+               for L in lay) or len(lay) < 2 \
+                or lay[-1]["type"] != "dense" or lay[-1]["out"] < 2 \
+                or m.get("loss") != "cross_entropy":
+            raise SystemExit("make_vectors: fedpac: a layer list other "
+                             "than dense, relu, tanh and batchnorm1d "
+                             "layers ending in a dense one, with the "
+                             "cross-entropy")
+        d, K = lay[-1]["in"], lay[-1]["out"]
+    elif (m.get("kind"), m.get("activation", "relu")) != ("mlp",
+                                                          "identity") \
+            or m.get("bn") or "dropout" in m or m.get("k", 1) < 2 \
+            or m.get("loss", "cross_entropy") != "cross_entropy":
+        raise SystemExit("make_vectors: fedpac: not an identity mlp (no bn "
+                         "or dropout) with k > 1 and the cross-entropy, or "
+                         "a layer list of dense, relu, tanh and "
+                         "batchnorm1d layers")
+    else:
+        d, K = m["h"], m["k"]
+    mse = sw.get("fedpac.distance") == "mse"
+    small = sw.get("fedpac.alpha_small", "exact")
+    own_start = sw.get("fedpac.missing") == "own_start"
+    uniform = sw.get("fedpac.centroid_weights") == "uniform"
+    t = Trace()
+    P, data, nk, grad = model_setup(t, spec, bn=True)
+    N = len(nk)
+    blocks = model_blocks(spec)
+    body = body_entries(blocks, lay)
+    head = [p for p in range(P) if p not in set(body)]
+    buf = bn_buffers(spec) \
+        if sw.get("bn.aggregate", "average") == "parameters_only" else set()
+    head_set = set(head)
+    # the body's parameters (not its running statistics): l. 7's step
+    body_params = set(body) - bn_buffers(spec)
+    eta0, eta_phi0 = t.const(hp["eta"]), t.const(hp["fedpac.eta_phi"])
+    lam = t.const(hp["fedpac.lambda"])
+    eps = t.const(hp.get("fedpac.alpha_eps", 1e-3))
+    tau_phi = hp["fedpac.tau_phi"]
+    steps = Steps(t, hp, sw, False)
+    opt = Optim(t, hp, sw, spec)
+    mul, sub, div = fedpac_ops(t)
+    zero = t.const(0.0)
+    c_R = t.op(t.const(2.0), "/", t.const(float(d))) if mse \
+        else t.const(2.0)
+    features, body_grad = body_passes(t, lay, blocks, d)
+
+    def class_sums(x, i):               # class_sums at x, all of D_i
+        X, Y = data[i]
+        Phi = features(x, X, False)     # (evaluation mode)
+        C, S2, n_C = [[zero] * d for _ in range(K)], [zero] * K, [0] * K
+        for f, yv in zip(Phi, Y):
+            y = int(yv[2])
+            for u in range(d):
+                C[y][u] = acc_add(t, C[y][u], f[u])
+                S2[y] = acc_add(t, S2[y], mul(f[u], f[u]))
+            n_C[y] += 1
+        C = [[div(c, t.const(float(n_C[y]))) for c in C[y]]
+             if n_C[y] else C[y] for y in range(K)]
+        return C, S2, n_C
+
+    w = given_init(t, spec, P)
+    v = {i: w for i in range(N)}
+    C_bar, N_bar = [[zero] * d for _ in range(K)], [0] * K
+    out = []
+    for ri, rd in enumerate(spec["schedule"]["rounds"]):
+        part = rd["clients"]
+        if len(part) > 16:
+            raise SystemExit("make_vectors: fedpac: more than FEDPAC_QP_MAX "
+                             "clients in a round")
+        out.append((("round_begin", ri, None, None, "w"), w))
+        w_t, acc = w, list(w)
+        C_sum, W_sum, N_new = [None] * K, [0] * K, [0] * K
+        n_S = sum(nk[i] for i in part)
+        stats = {}
+        for j, i in enumerate(part):
+            x = [v[i][p] if p in head_set or p in buf else w_t[p]
+                 for p in range(P)]
+            out.append((("client_begin", ri, i, 0, "v"), x))
+            eta, eta_phi = steps.of(eta0, ri, i), steps.of(eta_phi0, ri, i)
+            opt.begin()
+            # l. 5: V_i, h_i at θ^(t)
+            C, S2, n_C = class_sums(x, i)
+            C_start = C
+            n_i = t.const(float(nk[i]))
+            V, h = zero, []
+            for k in range(K):
+                p_k = div(t.const(float(n_C[k])), n_i)
+                mu2 = zero
+                for u in range(d):
+                    h.append(mul(p_k, C[k][u]))
+                    mu2 = acc_add(t, mu2, mul(C[k][u], C[k][u]))
+                if n_C[k]:
+                    V = acc_add(t, V, sub(
+                        mul(p_k, div(S2[k], t.const(float(n_C[k])))),
+                        mul(mul(p_k, p_k), mu2)))
+            V = div(V, n_i)
+            stats[i] = (V, h)
+            out.append((("note", ri, i, None, "V"), [V]))
+            out.append((("note", ri, i, None, "h"), h))
+            X, Y = data[i]
+            for q, batch in enumerate(rd["batches"][j]):
+                if not batch or len(batch) > max(nk):
+                    raise SystemExit("make_vectors: fedpac: an empty batch, "
+                                     "or one larger than the largest "
+                                     "training set")
+                on_head = q < tau_phi
+                g = grad(i, x, batch)
+                if not on_head:                             # l. 7
+                    rows = [X[s] for s in batch]
+                    Phi = features(x, rows)
+                    dPhi, any_c = [], False
+                    for f, s in zip(Phi, batch):
+                        y = int(Y[s][2])
+                        has = N_bar[y] > 0
+                        if not (has or own_start and ri > 0):
+                            dPhi.append([zero] * d)
+                            continue
+                        c_y = (C_bar if has else C_start)[y]
+                        any_c = True
+                        dPhi.append([mul(c_R, sub(fu, cu))
+                                     for fu, cu in zip(f, c_y)])
+                    if any_c and lam[2] != 0:
+                        g = body_term(t, g, body, lam,
+                                      body_grad(x, rows, dPhi))
+                # the step's training pass moves r_μ, r_v (l. 6 too)
+                x = bn_moved(grad, x)
+                phase = head_set if on_head else body_params
+                e = eta_phi if on_head else eta
+                if opt.plain:
+                    x = [t.op(xp, "-", t.op(e, "*", g[p]))
+                         if p in phase else xp for p, xp in enumerate(x)]
+                else:
+                    x = opt.step(i, x, [g[p] if p in phase else None
+                                        for p in range(P)], e,
+                                 slot=0 if on_head else 1,
+                                 entries=phase)
+                out.append((("step", ri, i, q + 1, "v"), x))
+            v[i] = x
+            out.append((("client_end", ri, i, None, "v"), x))
+            # l. 8: ĉ_i at the trained θ_i, the server's sums of l. 12
+            C, _, n_C = class_sums(x, i)
+            out.append((("note", ri, i, None, "C"), sum(C, [])))
+            out.append((("note", ri, i, None, "n_C"),
+                        [t.const(float(n)) for n in n_C]))
+            for k in range(K):
+                if not n_C[k]:
+                    continue
+                a = t.const(1.0 if uniform else float(n_C[k]))
+                term = [mul(a, c) for c in C[k]]
+                C_sum[k] = term if C_sum[k] is None else \
+                    [t.op(s, "+", u) for s, u in zip(C_sum[k], term)]
+                W_sum[k] += 1 if uniform else n_C[k]
+                N_new[k] += 1
+            # l. 11
+            a_i = t.exact_ratio(nk[i], n_S)
+            first = rd.get("first_upload", part[0])
+            for p in range(P):
+                if p in head_set:
+                    continue
+                if p in buf:
+                    if i == first:
+                        acc[p] = x[p]
+                    continue
+                term = t.op(a_i, "*", x[p])
+                acc[p] = term if j == 0 else t.op(acc[p], "+", term)
+        N_bar = N_new                                       # l. 12
+        C_bar = [[t.op(s, "/", t.const(float(W_sum[k]))) for s in C_sum[k]]
+                 if N_new[k] else [zero] * d for k in range(K)]
+        out.append((("note", ri, None, None, "C_bar"), sum(C_bar, [])))
+        out.append((("note", ri, None, None, "N_bar"),
+                    [t.const(float(n)) for n in N_bar]))
+        phis = []
+        for a, i in enumerate(part):                        # ll. 13-14
+            h_i = stats[i][1]
+            Q = []
+            for jj in part:
+                row = []
+                for cc in part:
+                    q = stats[jj][0] if jj == cc else zero
+                    for u in range(len(h_i)):
+                        q = acc_add(t, q, mul(sub(h_i[u], stats[jj][1][u]),
+                                              sub(h_i[u], stats[cc][1][u])))
+                    row.append(q)
+                Q.append(row)
+            alpha = fedpac_qp(t, Q)
+            if small != "exact":
+                kept = []
+                for al in alpha:
+                    side = "keep" if al[2] > eps[2] else "drop"
+                    if not is_zero(al):
+                        t.guards.append(("eps", [al, eps], side))
+                    kept.append(al if side == "keep" else zero)
+                alpha = kept
+                if small == "renormalised":
+                    tot = zero
+                    for al in alpha:
+                        tot = acc_add(t, tot, al)
+                    alpha = [div(al, tot) for al in alpha]
+            by_id = [zero] * N
+            for jj, al in zip(part, alpha):
+                by_id[jj] = al
+            out.append((("note", ri, i, None, "alpha_i"), by_id))
+            phi = [zero] * len(head)
+            for jj, al in zip(part, alpha):
+                for u, p in enumerate(head):
+                    phi[u] = acc_add(t, phi[u], mul(al, v[jj][p]))
+            out.append((("note", ri, i, None, "phi"), phi))
+            phis.append(phi)
+        for i, phi in zip(part, phis):
+            v[i] = with_entries(v[i], head, phi)
+        w = [w_t[p] if p in head_set else acc[p] for p in range(P)]
+        out.append((("server", ri, None, None, "w"), w))
+        for i in range(N):                  # every v_i's θ (not own r_μ, r_v)
+            v[i] = [v[i][p] if p in head_set or p in buf else w[p]
+                    for p in range(P)]
+        steps.round_end(part)
+    for i in range(N):
+        out.append((("final", None, i, None, "v"), v[i]))
+    return t, out
+
+
 def replay(spec):
     """The replay of SPEC's algorithm: [(record key, [value per entry])],
     each value a (rounded, exact, Fraction) triple."""
@@ -7948,6 +8644,8 @@ def replay(spec):
         return fedrod_run(spec)
     if name == "moon":
         return moon_run(spec)
+    if name == "fedpac":
+        return fedpac_run(spec)
     return pfedme_run(spec)
 
 
@@ -8090,8 +8788,14 @@ def proved_bounds(name, t, goals, bounds=None):
                           if not ex[0] - e - b[0] - bk - SQRT_MARGIN > 0])
             continue
         ex = [e for _, _, e in vals]
-        tie = side == "tie" and ex[1] == ex[0] and b[0] == b[1] == 0
-        if kind == "order" and not (ex[1] - ex[0] > b[0] + b[1] or tie):
+        tie = side == "tie" and ex[1] == ex[0] and b[0] == b[1] == 0 \
+            and not any(r in t.approx for r, _, _ in vals)
+        # a carried value (Trace.approx) is within SQRT_MARGIN of its
+        # Fraction, twice for two
+        carried = 2 * SQRT_MARGIN if any(r in t.approx for r, _, _ in vals) \
+            else 0
+        if kind == "order" and not (ex[1] - ex[0] > b[0] + b[1] + carried
+                                    or tie):
             raise SystemExit(f"make_vectors: {name}: the losses "
                              f"{float(ex[0])} and {float(ex[1])} are closer "
                              "than their bounds")
@@ -8137,6 +8841,43 @@ def proved_bounds(name, t, goals, bounds=None):
             raise SystemExit(f"make_vectors: {name}: a guarded value "
                              f"{float(ex[0])} is within its bound "
                              f"{float(b[0]):.3g} of 0 or 1")
+        # FedPAC's QP (fedpac_solve, fedpac_qp) and fedpac.alpha_small:
+        # each rounded value within its bound of its exact one (and a
+        # carried one within SQRT_MARGIN more), so the C's tests against
+        # 2^-40 times the rounded max |B| or max |Q|, a power of two
+        # times a double (exact), and against ε, fall as the exact ones
+        mg = SQRT_MARGIN if any(r in t.approx for r, _, _ in vals) else 0
+        hi = [abs(e) + bb + mg for e, bb in zip(ex, b)]
+        lo = [abs(e) - bb - mg for e, bb in zip(ex, b)]
+        if kind == "pivot" and not lo[0] > FEDPAC_RTOL * max(hi[1:]):
+            raise SystemExit(f"make_vectors: {name}: a pivot {float(ex[0])} "
+                             f"is within its bound {float(b[0]):.3g} of the "
+                             "regularity test's threshold")
+        if kind == "singular" and not max(hi[:side], default=0) \
+                <= FEDPAC_RTOL * max(lo[side:]):
+            raise SystemExit(f"make_vectors: {name}: a column the exact "
+                             "values find singular may pass the rounded "
+                             "regularity test")
+        if kind == "sign" and not {
+                "keep": ex[0] - b[0] - mg > FEDPAC_RTOL,
+                "reject": ex[0] + b[0] + mg < -FEDPAC_RTOL,
+                "zero": hi[0] <= FEDPAC_RTOL}[side]:
+            raise SystemExit(f"make_vectors: {name}: a KKT weight "
+                             f"{float(ex[0])} is within its bound "
+                             f"{float(b[0]):.3g} of ±2^-40")
+        if kind == "kkt" and not {
+                "pass": ex[0] - b[0] - mg >= -FEDPAC_RTOL * max(lo[1:]),
+                "reject": ex[0] + b[0] + mg
+                < -FEDPAC_RTOL * max(hi[1:])}[side]:
+            raise SystemExit(f"make_vectors: {name}: a KKT multiplier "
+                             f"{float(ex[0])} is within its bound "
+                             f"{float(b[0]):.3g} of the test's threshold")
+        if kind == "eps" and not {
+                "keep": ex[0] - b[0] - mg > ex[1],
+                "drop": ex[0] + b[0] + mg <= ex[1]}[side]:
+            raise SystemExit(f"make_vectors: {name}: a classifier weight "
+                             f"{float(ex[0])} is within its bound "
+                             f"{float(b[0]):.3g} of ε = {float(ex[1])}")
         # fedfomo's equal_up_to: fl(|x − y|) against fl(τ max(|x|, |y|)),
         # each within a relative 2^-52 of its real value
         lo, hi = 1 - Fraction(1, 2 ** 52), 1 + Fraction(1, 2 ** 52)

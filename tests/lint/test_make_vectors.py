@@ -6,7 +6,7 @@ the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
 the switches of the algorithms' replays (FedFomo, FedAMP, CFL, FedRecon,
 pFedHN, Ditto, pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL,
 Per-FedAvg, FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD, MOON,
-FedBN).
+FedBN, FedPAC).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -35,7 +35,8 @@ written:
     the anchor where fedfomo.no_positive = keep_current, the client itself
     a candidate where fedfomo.self = excluded, the l2 distance where it is
     l1 or the per-tensor sum, and the sample mean where fedfomo.val_loss =
-    batch_mean;
+    batch_mean; its preset pfllib dropped, and the own upload left out of
+    the ranking where fedfomo.self = ranked;
   * FedAMP (fedamp_run), likewise: every client a peer where fedamp.peers
     = previous, the message as the start where fedamp.start = own, the
     proximal term where fedamp.prox = detached;
@@ -59,7 +60,9 @@ written:
     and Adam's b1, b2 and ε taken as their doubles rather than the
     decimals the docs state; FedProto's distance, client prototypes and
     weights, and FedRoD's features and initial personal head read as
-    their defaults; FedRoD's given class counts dropped; MOON's preset
+    their defaults; FedPAC's distance and small weights read as their
+    defaults, its presets dropped, and its QP's first support taken
+    without the KKT tests; FedRoD's given class counts dropped; MOON's preset
     official dropped, its z_prev taken as z_glob (no previous model) and
     τ as 1;
   * layer lists (layers_forward, layers_backward, dropout_feed): the
@@ -77,13 +80,16 @@ written:
     terms (evaluation mode's γ G / s); γ in the weight-decay group under
     opt.decay_scope = weights; the running statistics averaged where
     bn.aggregate = parameters_only keeps each client's own (FedAvg,
-    Ditto, FedProx, FedAlt, pFedMe, FedFomo, FedAMP), FedFomo's distance and
+    Ditto, FedProx, FedAlt, pFedMe, FedFomo, FedAMP, SCAFFOLD), FedFomo's
+    distance and
     mixture over every entry there, pFedMe's line 8 stepping the running
     statistics (w_{i,r+1} not taking θ's), θ's running statistics not
     moved by pFedMe's inner passes, and the first participant's taken
     where the schedule names the first upload; IFCA's evaluation-mode
-    estimates, MOON's z_glob and z_prev and FedProto's trained prototypes
-    as training passes; MOON's preset pfllib dropped; FedRoD's
+    estimates, MOON's z_glob and z_prev, FedProto's trained prototypes
+    and FedALA's evaluation-mode ALA passes as training passes; the
+    server's running statistics averaged where FedALA takes the first
+    uploader's; MOON's preset pfllib dropped; FedRoD's
     bn.aggregate = average over its preset pfllib read as the preset's
     parameters_only; FedDyn's ∇L_k and h updated on the running
     statistics too; FedBN's BN blocks averaged.
@@ -387,7 +393,8 @@ CASES = [
     # (a linear model's outputs mix as its parameters do: only the mlp's
     # vectors notice)
     ("APFL: mix = parameter", mv, "apfl_run", switch_default("apfl.mix"),
-     ["apfl/worked-mlp-output-adaptive", "apfl/worked-mlp-fedtorch"]),
+     ["apfl/worked-mlp-output-adaptive", "apfl/worked-mlp-fedtorch",
+      "layers/apfl-deep-output-adaptive"]),
     ("Per-FedAvg: variant = exact on the mlp", mv, "perfedavg_run",
      switch_default("perfedavg.variant"),
      ["perfedavg/worked-mlp-identity-hf",
@@ -587,6 +594,44 @@ CASES = [
      ["fedbn/worked-ce-two-rounds", "layers/fedbn-bn1d-mlp-samples"]),
     ("FedFomo: val_mode = train", mv, "fedfomo_run",
      switch_default("fedfomo.val_mode"), ["layers/fedfomo-mlp-dropout-eval"]),
+    ("batch norm: SCAFFOLD's preset pfllib's statistics averaged", mv,
+     "bn_buffers",
+     lambda orig, spec: set() if spec["algorithm"]["name"] == "scaffold"
+     else orig(spec),
+     ["layers/scaffold-bn1d-mlp-pfllib-keep"]),
+    ("batch norm: FedALA's evaluation-mode passes as training passes",
+     mv, "fedala_grad_loss",
+     lambda orig, *a: (lambda gl: lambda k, x, batch, loss=False,
+                       train=True: gl(k, x, batch, loss))(orig(*a)),
+     ["fedala/layers-bn-ala-mode", "fedala/layers-bn-eval-gap"]),
+    ("batch norm: the server's running statistics averaged, not the "
+     "first uploader's", mv, "bn_first_upload",
+     lambda orig, acc, *a: acc,
+     ["fedala/layers-bn-pfllib"]),
+    ("FedFomo: the preset pfllib dropped", mv, "fedfomo_run",
+     lambda orig, spec: orig(dict(spec, algorithm={
+         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     ["fedfomo/worked-draws-pfllib-run",
+      "layers/fedfomo-bn1d-mlp-pfllib-keep"]),
+    ("FedFomo: the own upload left out of the ranking where self = "
+     "ranked", mv, "fedfomo_choose",
+     lambda orig, t, row, draw, ri, hp, sw, i=None: orig(
+         t, row, draw, ri, hp, dict(sw, **{"fedfomo.self": "excluded"}), i),
+     ["fedfomo/worked-draws-pfllib-run"]),
+    ("FedPAC: distance = squared_l2", mv, "fedpac_run",
+     switch_default("fedpac.distance"), ["fedpac/mlp-mse"]),
+    ("FedPAC: alpha_small = exact", mv, "fedpac_run",
+     switch_default("fedpac.alpha_small"),
+     ["fedpac/mlp-boundary-alpha-eps", "fedpac/mlp-boundary-alpha-one"]),
+    ("FedPAC: the presets' switches dropped", mv, "fedpac_run",
+     lambda orig, spec: orig(dict(spec, algorithm={
+         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     ["fedpac/mlp-official", "fedpac/layers-pfllib",
+      "fedpac/layers-bn-pfllib"]),
+    ("FedPAC: the first support taken without its KKT tests", mv,
+     "fedpac_qp",
+     lambda orig, t, Q: [t.const(1.0)] + [t.const(0.0)] * (len(Q) - 1),
+     ["fedpac/mlp-paper", "fedpac/layers-paper"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
      lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
      ["cfl/worked-counterexample-optimal"]),
