@@ -213,6 +213,13 @@ def switch_default(name):
     return wrong
 
 
+def preset_dropped(orig, spec):
+    """A wrong replay: the spec's preset dropped (the paper's switches
+    read instead of the preset's)."""
+    return orig(dict(spec, algorithm={
+        k: x for k, x in spec["algorithm"].items() if k != "preset"}))
+
+
 def hyper_dropped(name):
     """A wrong replay: the hyperparameter NAME dropped from the spec (the
     guard or term it sets off)."""
@@ -429,8 +436,7 @@ CASES = [
     ("FedALA: ala_clients = participants", mv, "fedala_run",
      switch_default("fedala.ala_clients"), ["fedala/worked-partial-all"]),
     ("FedALA: no preset", mv, "fedala_run",
-     lambda orig, spec: orig(dict(spec, algorithm={
-         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     preset_dropped,
      ["fedala/worked-official", "fedala/worked-pfllib-run"]),
     ("PFLEGO: theta_weights = global", mv, "pflego_mlp",
      switch_default("pflego.theta_weights"), ["pflego/worked-notes-c-code"]),
@@ -462,8 +468,7 @@ CASES = [
      ["fedrod/mlp-counts-pfllib"]),
     ("MOON: no preset (official's momentum and decay, pfllib's training "
      "passes and own statistics dropped)", mv, "moon_run",
-     lambda orig, spec: orig(dict(spec, algorithm={
-         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     preset_dropped,
      ["moon/layers-official", "moon/layers-bn-pfllib"]),
     ("batch norm: evaluation passes as training passes (MOON's z_glob and "
      "z_prev, FedProto's trained prototypes)", mv, "layers_forward",
@@ -609,8 +614,7 @@ CASES = [
      lambda orig, acc, *a: acc,
      ["fedala/layers-bn-pfllib"]),
     ("FedFomo: the preset pfllib dropped", mv, "fedfomo_run",
-     lambda orig, spec: orig(dict(spec, algorithm={
-         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     preset_dropped,
      ["fedfomo/worked-draws-pfllib-run",
       "layers/fedfomo-bn1d-mlp-pfllib-keep"]),
     ("FedFomo: the own upload left out of the ranking where self = "
@@ -624,8 +628,7 @@ CASES = [
      switch_default("fedpac.alpha_small"),
      ["fedpac/mlp-boundary-alpha-eps", "fedpac/mlp-boundary-alpha-one"]),
     ("FedPAC: the presets' switches dropped", mv, "fedpac_run",
-     lambda orig, spec: orig(dict(spec, algorithm={
-         k: x for k, x in spec["algorithm"].items() if k != "preset"})),
+     preset_dropped,
      ["fedpac/mlp-official", "fedpac/layers-pfllib",
       "fedpac/layers-bn-pfllib"]),
     ("FedPAC: the first support taken without its KKT tests", mv,
