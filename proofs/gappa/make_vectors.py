@@ -950,7 +950,6 @@ UNSCRIPTED = [
     "layers/ifca-bn1d-mlp-model-given-models",
     "layers/ifca-mlp-dropout-estimate-train",
     "layers/ifca-mlp-dropout-eval",
-    "layers/interp-mlp-dropout-grid",
     "layers/pfedhn-mlp-dropout-linear-hn",
     "optim/apfl-adam-personal-client-bn-frozen",
     "optim/apfl-momentum-shared-server-bn-biased",
