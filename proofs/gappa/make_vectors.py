@@ -948,7 +948,6 @@ UNSCRIPTED = [
     "layers/finetune-bn1d-mlp-prox-full",
     "layers/ifca-bn1d-mlp-model-eval",
     "layers/ifca-bn1d-mlp-model-given-models",
-    "layers/ifca-mlp-dropout-estimate-train",
     "layers/ifca-mlp-dropout-eval",
     "layers/pfedhn-mlp-dropout-linear-hn",
     "optim/apfl-adam-personal-client-bn-frozen",
