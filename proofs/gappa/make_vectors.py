@@ -315,9 +315,8 @@ SPREAD = [
 # 76), its loss differences over a distance as in its siblings; and
 # FedPAC on the identity mlp (fedpac/mlp-paper: 2.27e-13 against 1.75e-13
 # at record 32; -mse: 3.13e-13 against 1.92e-13 there; -drawn: 1.02e-12
-# against 2.09e-13 there), round 0's QP solve, Gaussian elimination
-# dividing by its pivots, carried through the combined heads into round
-# 1's features; and FedPAC's weight exactly ε
+# against 2.09e-13 there), each first exceeded after round 0's QP and
+# combined heads; and FedPAC's weight exactly ε
 # (fedpac/mlp-boundary-alpha-eps: α_01 = 1/8 = ε, set to 0 by the strict
 # α > ε, whose proved bound, 3.61e-16, is not 0: the guard "eps" cannot
 # show the rounded α on ε's side).
