@@ -8315,7 +8315,7 @@ def fedpac_run(spec):
                       centroid_weights = uniform)
                     l. 11: acc_p <- acc_p + fl(fl(n_i / n_S) x_p) on the
                       body's entries (from 0); under parameters_only the
-                      first uploader's r_μ, r_v
+                      first uploader's r_μ, r_v (bn_first_upload)
       l. 12         N_bar <- N_new; C_bar[k] = fl(C_sum[k] / W_sum[k])
                     where N_new[k] > 0, else 0
       ll. 13-14     per client a of the round: Q[j][c] = [j = c] V_j + Σ_u
@@ -8519,16 +8519,13 @@ def fedpac_run(spec):
                 N_new[k] += 1
             # l. 11
             a_i = t.exact_ratio(nk[i], n_S)
-            first = rd.get("first_upload", part[0])
             for p in range(P):
-                if p in head_set:
-                    continue
-                if p in buf:
-                    if i == first:
-                        acc[p] = x[p]
+                if p in head_set or p in buf:
                     continue
                 term = t.op(a_i, "*", x[p])
                 acc[p] = term if j == 0 else t.op(acc[p], "+", term)
+        if buf and part:                    # the first uploader's r_μ, r_v
+            acc = bn_first_upload(acc, v, rd, part, buf)
         N_bar = N_new                                       # l. 12
         C_bar = [[t.op(s, "/", t.const(float(W_sum[k]))) for s in C_sum[k]]
                  if N_new[k] else [zero] * d for k in range(K)]

@@ -612,7 +612,7 @@ CASES = [
     ("batch norm: the server's running statistics averaged, not the "
      "first uploader's", mv, "bn_first_upload",
      lambda orig, acc, *a: acc,
-     ["fedala/layers-bn-pfllib"]),
+     ["fedala/layers-bn-pfllib", "fedpac/layers-bn-pfllib"]),
     ("FedFomo: the preset pfllib dropped", mv, "fedfomo_run",
      preset_dropped,
      ["fedfomo/worked-draws-pfllib-run",
