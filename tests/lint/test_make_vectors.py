@@ -88,8 +88,8 @@ written:
     where the schedule names the first upload; IFCA's evaluation-mode
     estimates, MOON's z_glob and z_prev, FedProto's trained prototypes
     and FedALA's evaluation-mode ALA passes as training passes; the
-    server's running statistics averaged where FedALA takes the first
-    uploader's; MOON's preset pfllib dropped; FedRoD's
+    server's running statistics averaged where FedALA and FedPAC take the
+    first uploader's; MOON's preset pfllib dropped; FedRoD's
     bn.aggregate = average over its preset pfllib read as the preset's
     parameters_only; FedDyn's ∇L_k and h updated on the running
     statistics too; FedBN's BN blocks averaged.
