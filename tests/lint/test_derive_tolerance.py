@@ -12,8 +12,8 @@ the tolerance derived (rtol 0, atol twice the proved bound: far below the
 default, and 0 where every operation is exact; a tighter atol of its own
 for a quantity whose bounds are smaller) and reproduce under `pflref verify`.  And it requires the tool
 to refuse, writing nothing: a frozen vector with one number moved off
-the proved bound (exit 1), a run the replays do not cover (Per-FedAvg's
-exact variant on a CNN, exit 4), a vector in files form, a file that is not JSON or not a vector,
+the proved bound (exit 1), a run the replays do not cover (PFLEGO on a
+CNN, exit 4), a vector in files form, a file that is not JSON or not a vector,
 and an output that is its input (exit 2).  Needs Gappa: proofs/run.sh
 runs it in its Gappa step, with the recorded answers of
 proofs/gappa/cache (a miss runs Gappa, a few seconds here).
@@ -124,8 +124,8 @@ def main():
             expect(rc == 1 and "beyond its proved bound" in text
                    and not os.path.exists(gone),
                    f"{vid}: a moved number: exit {rc}: {text}")
-        # Per-FedAvg's Hessian-vector product on a CNN: no replay covers it
-        cnn = freeze(tmp, "layers/perfedavg-deep-exact", "cnn")
+        # PFLEGO on a CNN: no replay covers it
+        cnn = freeze(tmp, "layers/pflego-deep-head-sgd", "cnn")
         gone = os.path.join(tmp, "cnn.out.json")
         rc, text = derive(cnn, "-o", gone)
         expect(rc == 4 and "no proved bound applies" in text
@@ -162,7 +162,7 @@ def main():
         print(f"test_derive_tolerance: FAILED: {f}")
     if not fails:
         print("test_derive_tolerance: two frozen vectors derived and "
-              "verified; a moved number, Per-FedAvg's HVP on a CNN, the "
+              "verified; a moved number, PFLEGO on a CNN, the "
               "files form, bad files and an output that is its input "
               "refused")
     return 1 if fails else 0

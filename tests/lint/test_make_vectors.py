@@ -6,7 +6,7 @@ the step sizes across rounds (Steps), torch's SGD, Adam and AdamW
 the switches of the algorithms' replays (FedFomo, FedAMP, CFL, FedRecon,
 pFedHN, Ditto, pFedMe, interpolation, fine-tuning, FedAlt, FedProx, APFL,
 Per-FedAvg, FedSim, LoRA, FedALA, PFLEGO, FedProto, FedRoD, MOON,
-FedBN, FedPAC).
+FedBN, FedPAC), and Per-FedAvg's Hessian-vector product (layers_hvp).
 
 A replay is checked against its vector as it is built: every exact value
 it computes must round to the number the vector stores.  So each rule is
@@ -92,7 +92,13 @@ written:
     first uploader's; MOON's preset pfllib dropped; FedRoD's
     bn.aggregate = average over its preset pfllib read as the preset's
     parameters_only; FedDyn's ∇L_k and h updated on the running
-    statistics too; FedBN's BN blocks averaged.
+    statistics too; FedBN's BN blocks averaged;
+  * Per-FedAvg's exact variant (layers_hvp's R-operator): its training
+    pass not moving the running statistics; batch normalisation's
+    R-forward pass as evaluation mode's (R{x̂} = R{a}/s); its R{c}
+    without −c R{s}/s; conv2d's R{Y} without V col(X) and its (Hv)_W
+    without dY col(R{X}); tanh's and sigmoid's σ'' term dropped; and
+    Per-FedAvg's bn.aggregate = parameters_only read as average.
 
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
@@ -200,6 +206,21 @@ def per_entry_bn_grads(orig, t, L, at, w, kp, E, g):
         for p in at[L["name"] + "." + b]:
             g[p] = t.op(g[p], "/", hw)
     return out
+
+
+def bn_r_forward_eval(orig, t, L, at, w, v, rows, R_rows, kp):
+    """Batch normalisation's R-forward pass without the batch statistics'
+    terms (evaluation mode's R{x̂} = R{a} / s, R{s} = 0)."""
+    orig(t, L, at, w, v, rows, R_rows, kp)
+    n, C, HW = L["name"], L["C"], L["HW"]
+    gam, vg, vb = ([x[p] for p in at[n + "." + b]]
+                   for x, b in ((w, "weight"), (v, "weight"), (v, "bias")))
+    Rx = [[t.op(r[e], "/", kp["s"][e // HW]) for e in range(C * HW)]
+          for r in R_rows]
+    out = [[t.op(t.op(t.op(vg[e // HW], "*", x[e]), "+",
+                      t.op(gam[e // HW], "*", rx[e])), "+", vb[e // HW])
+            for e in range(C * HW)] for x, rx in zip(kp["xhat"], Rx)]
+    return out, {"Rxhat": Rx, "Rs": [t.const(0.0)] * C}
 
 
 def switch_default(name):
@@ -535,7 +556,7 @@ CASES = [
      ["layers/local-bn1d-mlp-two-rounds", "fedbn/worked-ce-two-rounds",
       "lora/bn-fedavg-bn1d", "moon/layers-bn-paper",
       "fedproto/layers-bn-paper", "fedrod/layers-bn-paper",
-      "optim/perfedavg-fo-bn-biased"]),
+      "optim/perfedavg-fo-bn-biased", "perfedavg/worked-bn-running-update"]),
     ("batch norm: bn.running = frozen read as update", mv, "fedavg_run",
      switch_default("bn.running"), ["layers/fedavg-bn1d-mlp-frozen"]),
     ("batch norm: bn.running_var = biased read as unbiased", mv,
@@ -635,6 +656,39 @@ CASES = [
      "fedpac_qp",
      lambda orig, t, Q: [t.const(1.0)] + [t.const(0.0)] * (len(Q) - 1),
      ["fedpac/mlp-paper", "fedpac/layers-paper"]),
+    ("Per-FedAvg: bn.aggregate = parameters_only read as average", mv,
+     "perfedavg_run", switch_default("bn.aggregate"),
+     ["perfedavg/worked-bn-pfllib-keep"]),
+    ("Hessian-vector product: its training pass not moving the running "
+     "statistics (the last gradient pass's taken)", mv, "layers_hvp",
+     lambda orig, *a: orig(*a[:10]),
+     ["perfedavg/worked-bn-running-update", "optim/perfedavg-exact-bn-biased",
+      "layers/perfedavg-bn2d-cnn-exact"]),
+    ("Hessian-vector product: batch normalisation's R-forward pass as "
+     "evaluation mode's (R{x̂} = R{a}/s)", mv, "bn_r_forward",
+     bn_r_forward_eval,
+     ["perfedavg/worked-bn-relu-exact", "layers/perfedavg-bn2d-cnn-exact"]),
+    ("Hessian-vector product: batch normalisation's R{c} without "
+     "−c R{s}/s", mv, "bn_r_backward",
+     lambda orig, t, L, at, w, v, kp, rk, E, RE, Hv: orig(
+         t, L, at, w, v, kp, dict(rk, Rs=[t.const(0.0)] * len(rk["Rs"])),
+         E, RE, Hv),
+     ["perfedavg/worked-bn-relu-exact", "optim/perfedavg-exact-bn-biased"]),
+    ("Hessian-vector product: conv2d's R{Y} without V col(X)", mv,
+     "conv_r_forward",
+     lambda orig, t, L, W, V, vb, rows, R_rows: orig(
+         t, L, W, [t.const(0.0)] * len(V), vb, rows, R_rows),
+     ["layers/perfedavg-deep-exact", "layers/perfedavg-bn2d-cnn-exact"]),
+    ("Hessian-vector product: conv2d's (Hv)_W without dY col(R{X})", mv,
+     "conv_r_backward",
+     lambda orig, t, L, W, V, rows, R_rows, *a: orig(t, L, W, V, rows, None,
+                                                    *a),
+     ["layers/perfedavg-deep2-exact"]),
+    ("Hessian-vector product: tanh's and sigmoid's σ'' term dropped", mv,
+     "act_r_backward",
+     lambda orig, t, kind, y, Ry, d, Rd: orig(t, kind, y, t.const(0.0), d,
+                                              Rd),
+     ["layers/perfedavg-deep-exact", "layers/perfedavg-deep2-exact"]),
     ("CFL: Algorithm 1 as complete linkage", mv, "cfl_bipartition",
      lambda orig, alpha, m, method: orig(alpha, m, "complete_linkage"),
      ["cfl/worked-counterexample-optimal"]),
