@@ -100,6 +100,11 @@ written:
     without dY col(R{X}); tanh's and sigmoid's σ'' term dropped; and
     Per-FedAvg's bn.aggregate = parameters_only read as average.
 
+It also checks Trace's carrying of approximated exact values
+(carried_rules): a carried operand carries the result of an operation
+and of the any-order dot-product model (Trace.derived), and an exact 0
+factor keeps the result exact.
+
     python3 tests/lint/test_make_vectors.py   (make check-lint runs it)
 
 Not planted: the per-block step count (a block that starts moving in a
@@ -698,8 +703,39 @@ CASES = [
 ]
 
 
+def carried_rules():
+    """Trace's carrying (Trace.approx) through an operation and through
+    the any-order dot-product model (Trace.derived): a carried operand
+    carries the result, unless an exact 0 (its Fraction 0, not carried)
+    makes it 0 exactly.  The failures, as messages."""
+    t = mv.Trace()
+    one, zero = t.const(1.0), t.const(0.0)
+    c = t.carried(t.op(one, "/", t.const(3.0)))
+    z = t.op(one, "-", one)                 # an exact 0, not a constant
+    cases = [
+        ("c · 1", t.op(c, "*", one), True),
+        ("c · 0 (an exact 0)", t.op(c, "*", z), False),
+        ("0 / c", t.op(z, "/", c), False),
+        ("c + 0", t.op(c, "+", z), True),
+        ("a dot product with c", t.dot_any_order(one, [c, one], [one, one]),
+         True),
+        ("a dot product whose c meets an exact 0",
+         t.dot_any_order(one, [c, one], [z, one]), False),
+        ("a dgemm onto c", t.gemm_acc(c, one, [one], [one]), True),
+        ("a dgemm by a carried alpha", t.gemm_acc(zero, c, [one], [one]),
+         True),
+        ("an exact dgemm", t.gemm_acc(one, one, [one, one], [one, z]),
+         False),
+    ]
+    return [f"{what}: carried {v[0] in t.approx}, expected {want}"
+            for what, v, want in cases if (v[0] in t.approx) != want]
+
+
 def main():
     bad = 0
+    for msg in carried_rules():
+        print(f"test_make_vectors: {msg}")
+        bad = 1
     for vid in mv.VECTORS + mv.REPLAYED + mv.UNSCRIPTED:
         if not replays(vid):
             print(f"test_make_vectors: {vid} does not replay as written")
