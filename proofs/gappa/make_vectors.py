@@ -1545,19 +1545,20 @@ class Trace:
         remainder (h²/2) e^{ξ} <= 0.83 h² when |h| <= 1/2, the same guard
         "taylor") and, for a > 0, X = 1/e^{−a} from exp_fraction (the same
         relative accuracy).  The enclosure's widening for a carried
-        argument (exp_neg) holds while |a| is small (MOON's |a| <= 2/τ):
-        exp_signed requires |a| <= 64 there."""
+        argument (exp_neg) is 2^-292 of X while |a| <= 64 (MOON's |a| <=
+        2/τ), and doubles with each doubling of |a| beyond."""
         return self.exp_signed(a, 1)
 
     def exp_signed(self, a, sign):
         """exp(SIGN · a), SIGN = ±1: exp_neg's and exp's script."""
         if a[2] == 0 and a[0] == a[1]:
             return self.const(1.0)
-        if a[0] in self.approx and abs(a[2]) > 64:
-            # e^a moves by |a| times the carried argument's relative
-            # margin 2^-300: within the enclosure's 2^-292 for |a| <= 64
-            raise SystemExit("make_vectors: exp of a carried argument "
-                             f"{float(a[2])} beyond 64 in magnitude")
+        # e^a moves by |a| times the carried argument's relative margin
+        # 2^-300: within the enclosure's 2^-292 for |a| <= 64, and within
+        # 2^-(292 - k) for |a| <= 2^k 64
+        k = 0
+        while a[0] in self.approx and abs(a[2]) > 64 * 2 ** k:
+            k += 1
 
         def e_of(q):                    # e^q, either sign
             return exp_fraction(q) if q <= 0 else 1 / exp_fraction(-q)
@@ -1582,7 +1583,7 @@ class Trace:
             step = Fraction(2) ** (ex.numerator.bit_length()
                                    - ex.denominator.bit_length()
                                    - (SQRT_BITS + 8 if a[0] not in self.approx
-                                      else 300 - 8))
+                                      else 300 - 8 - k))
             lo, hi = (ex - step) // step * step, -((-ex - step) // step) * step
             self.hyp.append(f"{x} in [{gc.gappa_num(lo)}, "
                             f"{gc.gappa_num(hi)}]")
