@@ -1397,8 +1397,8 @@ class Trace:
         ex = {"+": a[2] + b[2], "-": a[2] - b[2], "*": a[2] * b[2],
               "/": a[2] / b[2] if b[2] else None}[o]
         # a carried operand carries the result, unless the other is an
-        # exact 0 (its Fraction 0, not carried) that makes it 0 exactly
-        zero = [q[2] == 0 and q[0] not in self.approx for q in (a, b)]
+        # exact 0 that makes it 0 exactly
+        zero = [self.exact_zero(q) for q in (a, b)]
         if (a[0] in self.approx or b[0] in self.approx) and not (
                 o == "*" and any(zero) or o == "/" and zero[0]):
             self.approx.add(r)
@@ -1768,6 +1768,11 @@ class Trace:
         ex = c[2] + alpha[2] * sum(xx[2] * rr[2] for xx, rr in zip(xs, rs))
         return self.derived((r, x, ex), c, alpha, xs, rs)
 
+    def exact_zero(self, q):
+        """Whether the value q is 0 exactly: its Fraction 0 and not
+        carried (Trace.approx), so that a product by it is 0 exactly."""
+        return q[2] == 0 and q[0] not in self.approx
+
     def derived(self, v, c, alpha, xs, rs):
         """v = c + alpha Σ_j xs_j rs_j (C None: none) marked carried
         (Trace.approx), as op marks its result, when a carried value
@@ -1777,10 +1782,8 @@ class Trace:
         sum on the carried Fractions, then approximates the exact value,
         and the guards and the libm enclosures that read it keep their
         margin about it (SQRT_MARGIN; Trace.tanh, exp_signed)."""
-        def exact_zero(q):
-            return q[2] == 0 and q[0] not in self.approx
         live = [(x, r) for x, r in zip(xs, rs)
-                if not exact_zero(x) and not exact_zero(r)]
+                if not self.exact_zero(x) and not self.exact_zero(r)]
         if c is not None and c[0] in self.approx or live and any(
                 q[0] in self.approx for q in [alpha] + [q for xr in live
                                                         for q in xr]):
